@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CampaignsConfig(AppConfig):
+    name = "apps.campaigns"
+    label = "campaigns"
+    verbose_name = "Clubs and campaigns"

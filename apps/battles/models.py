@@ -30,6 +30,8 @@ class Battle(RulesOptions):
     turn = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=12, choices=BattleStatus.choices, default=BattleStatus.SETUP)
     version = models.PositiveBigIntegerField(default=1)
+    # Hash of the newest log entry: without it, deleting the last entries would leave a valid chain.
+    log_head = models.CharField(max_length=64, blank=True)
     # LaserGrenadiers sequence of play: who holds the initiative, the pass streak, events pending.
     sequence = models.JSONField(default=dict, blank=True)
     table_width = models.DecimalField(max_digits=6, decimal_places=2, default=72, help_text="inches")

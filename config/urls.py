@@ -3,5 +3,9 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Sign in and out (POST), password change and reset, with Django's own views.
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("battles/", include("apps.battles.urls")),
+    path("", include("apps.structures.urls")),
     path("", include("apps.campaigns.urls")),
 ]

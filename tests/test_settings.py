@@ -1,0 +1,76 @@
+"""Settings come from the environment, and a bad one stops Redoubt with one clear line."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k" * 20 + "-production-secret-for-the-deploy-check-" + "z" * 20,
+    "ALLOWED_HOSTS": "redoubt.example.org",
+}
+
+
+def manage(*args, **env):
+    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True,
+        timeout=60,
+    )
+
+
+def one_line_error(result):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_production_refuses_the_default_secret():
+    line = one_line_error(manage("check", DEBUG="0", ALLOWED_HOSTS="x.org"))
+    assert "SECRET_KEY" in line and "default secret" in line
+
+
+def test_production_needs_allowed_hosts():
+    line = one_line_error(manage("check", DEBUG="0", SECRET_KEY=PRODUCTION["SECRET_KEY"]))
+    assert "ALLOWED_HOSTS" in line
+
+
+def test_malformed_boolean_names_the_setting():
+    assert "DEBUG='perhaps'" in one_line_error(manage("check", DEBUG="perhaps"))
+
+
+def test_malformed_database_url_names_the_setting():
+    assert "DATABASE_URL" in one_line_error(manage("check", DATABASE_URL="nosuchdb://x/y"))
+
+
+def test_unreachable_database_is_one_line():
+    line = one_line_error(manage("migrate", "--check", DATABASE_URL="postgres://postgres@127.0.0.1:1/redoubt"))
+    assert line.startswith("redoubt: Database unreachable")
+
+
+def test_deploy_check_is_clean_with_production_settings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_database_url_selects_postgresql_and_sqlite_is_the_default():
+    probe = "from django.conf import settings; print(settings.DATABASES['default']['ENGINE'])"
+    pg = manage("shell", "--no-imports", "-c", probe, DATABASE_URL="postgres://u@db.example:5432/r")
+    assert pg.stdout.strip() == "django.db.backends.postgresql", pg.stderr
+    local = manage("shell", "--no-imports", "-c", probe)
+    assert local.stdout.strip() == "django.db.backends.sqlite3", local.stderr
+
+
+@pytest.mark.parametrize("module", ["config.settings", "config.wsgi"])
+def test_wsgi_and_settings_import_under_production_env(module):
+    result = subprocess.run(
+        [sys.executable, "-c", f"import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings'); import {module}"],
+        cwd=ROOT, env={**os.environ, **PRODUCTION}, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr

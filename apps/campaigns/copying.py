@@ -1,0 +1,142 @@
+"""Copy ground and armies from one owner to another: scenario → campaign → battle.
+
+A campaign starts from a scenario's ground and forces, and each session's battle starts from the
+campaign's as they stand. Every copy points at the row it was copied from (`origin`), so a battle's
+results can later be written back to the campaign, and the source stays untouched.
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from apps.armies.models import Army, Unit, UnitWeapon
+from apps.structures.models import Floor, Opening, Structure
+
+OWNERS = ("scenario", "campaign", "battle")
+
+
+@dataclass
+class BattlefieldCopy:
+    """Source id → copy, for each kind of row copied."""
+
+    structures: dict = field(default_factory=dict)
+    floors: dict = field(default_factory=dict)
+    armies: dict = field(default_factory=dict)
+    units: dict = field(default_factory=dict)
+
+
+def _owner_ids(owner):
+    given = {name: obj for name, obj in owner.items() if obj is not None}
+    unknown = set(owner) - set(OWNERS)
+    if unknown:
+        raise TypeError(f"unknown owner {', '.join(sorted(unknown))}; expected one of {', '.join(OWNERS)}")
+    if len(given) != 1:
+        raise ValueError("a copy belongs to exactly one scenario, campaign or battle")
+    (name, obj), = given.items()
+    if obj.pk is None:
+        raise ValueError(f"the {name} must be saved before anything is copied into it")
+    return {f"{other}_id": (obj.pk if other == name else None) for other in OWNERS}
+
+
+def _clone(obj, **overrides):
+    """An unsaved copy with every concrete field of `obj` (deep-copied, so JSON lists and dicts
+    are not shared) except the primary key; `overrides` are attnames."""
+    values = {
+        f.attname: copy.deepcopy(getattr(obj, f.attname))
+        for f in obj._meta.concrete_fields
+        if not f.primary_key
+    }
+    values.update(overrides)
+    return type(obj)(**values)
+
+
+@transaction.atomic
+def copy_ground(structures, **owner):
+    """Copy structures with their floors, openings and connections to `owner` (one of
+    scenario=, campaign=, battle=). Connections to structures outside `structures` are dropped,
+    because a copy cannot adjoin ground that belongs to someone else.
+
+    Returns a BattlefieldCopy with `structures` and `floors` filled in.
+    """
+    target = _owner_ids(owner)
+    sources = list(structures)
+    result = BattlefieldCopy()
+    if not sources:
+        return result
+
+    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk) for s in sources])
+    result.structures = {s.pk: c for s, c in zip(sources, copies)}
+
+    floors = list(Floor.objects.filter(structure__in=sources).order_by("structure_id", "level"))
+    floor_copies = Floor.objects.bulk_create(
+        [_clone(f, structure_id=result.structures[f.structure_id].pk) for f in floors]
+    )
+    result.floors = {f.pk: c for f, c in zip(floors, floor_copies)}
+
+    Opening.objects.bulk_create(
+        [_clone(o, floor_id=result.floors[o.floor_id].pk) for o in Opening.objects.filter(floor__in=floors)]
+    )
+
+    # The symmetrical relation stores both directions; copying every row between copied
+    # structures keeps both.
+    through = Structure.connections.through
+    ids = list(result.structures)
+    through.objects.bulk_create([
+        through(from_structure_id=result.structures[a].pk, to_structure_id=result.structures[b].pk)
+        for a, b in through.objects.filter(from_structure_id__in=ids, to_structure_id__in=ids)
+        .values_list("from_structure_id", "to_structure_id")
+    ])
+    return result
+
+
+@transaction.atomic
+def copy_armies(armies, *, floors=None, **owner):
+    """Copy armies with their units and the units' weapons to `owner`.
+
+    `floors` maps source floor ids to their copies (from copy_ground); a unit on a floor that is
+    not in it would be left nowhere, so that is an error rather than a silent move to the table.
+
+    Returns a BattlefieldCopy with `armies` and `units` filled in.
+    """
+    target = _owner_ids(owner)
+    floors = floors or {}
+    sources = list(armies)
+    result = BattlefieldCopy(floors=dict(floors))
+    if not sources:
+        return result
+
+    army_copies = Army.objects.bulk_create([_clone(a, **target, origin_id=a.pk) for a in sources])
+    result.armies = {a.pk: c for a, c in zip(sources, army_copies)}
+
+    units = list(Unit.objects.filter(army__in=sources).select_related("floor__structure").order_by("army_id", "id"))
+    for unit in units:
+        if unit.floor_id is not None and unit.floor_id not in floors:
+            raise ValueError(
+                f"{unit.name} is on {unit.floor}, which is not part of the ground being copied"
+            )
+    unit_copies = Unit.objects.bulk_create([
+        _clone(
+            u,
+            army_id=result.armies[u.army_id].pk,
+            origin_id=u.pk,
+            floor_id=floors[u.floor_id].pk if u.floor_id is not None else None,
+        )
+        for u in units
+    ])
+    result.units = {u.pk: c for u, c in zip(units, unit_copies)}
+
+    UnitWeapon.objects.bulk_create([
+        _clone(uw, unit_id=result.units[uw.unit_id].pk) for uw in UnitWeapon.objects.filter(unit__in=units)
+    ])
+    return result
+
+
+@transaction.atomic
+def copy_battlefield(source, **owner):
+    """Copy everything `source` (a scenario, campaign or battle) owns — its structures and its
+    armies, units standing on the copied floors — to `owner`."""
+    ground = copy_ground(source.structures.all(), **owner)
+    forces = copy_armies(source.armies.all(), floors=ground.floors, **owner)
+    ground.armies, ground.units = forces.armies, forces.units
+    return ground

@@ -1,0 +1,435 @@
+"""`python manage.py demo`: load the reference data transcribed from the seeds, and a demo so the
+app is alive on first run.
+
+Safe to run again. The reference fixtures are applied every time (they are the seeds' tables, so a
+library row edited by hand is put back), and each demo club is built only when it is missing —
+all inside one transaction, so an interrupted run leaves nothing half-built.
+"""
+
+import json
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, OperationalError, transaction
+
+from apps.armies.models import Army, Unit, UnitWeapon, Weapon, WeaponType
+from apps.battles.log import append_entry
+from apps.battles.models import Battle, BattleStatus
+from apps.campaigns.copying import copy_battlefield
+from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
+from apps.structures.models import BunkerSheet, FireChance, Floor, Material, Opening, Structure, WeatherEffect
+
+FIXTURES = ["materials.json", "fire.json", "weapon_types.json", "bunker_sheets.json", "weapons.json"]
+REFERENCE_MODELS = [Material, FireChance, WeatherEffect, WeaponType, BunkerSheet, Weapon]
+# What a fixture row is, whatever its pk: loading must never overwrite a club's own row that
+# happens to hold a pk the fixture uses.
+IDENTITY = {
+    "structures.material": ("slug", "surface"),
+    "structures.firechance": ("weapon_type",),
+    "structures.weathereffect": ("condition",),
+    "structures.bunkersheet": ("club", "slug"),
+    "armies.weapontype": ("slug",),
+    "armies.weapon": ("ruleset", "slug"),
+}
+
+PASSWORD = "redoubt-demo"
+URL = "http://127.0.0.1:8000"
+DEMO_CLUB = ("redoubt-demo-club", "Redoubt Demo Club")
+OLGA_CLUB = ("olgas-wargames-society", "Olga's Wargames Society")
+SIGN_INS = [
+    ("demo", "organiser of Redoubt Demo Club"),
+    ("alice", "player, side A (Soviet) in Operation Crossroads"),
+    ("bob", "player, side B (German) in Operation Crossroads"),
+    ("dora", "designer in Redoubt Demo Club"),
+    ("olga", "organiser of Olga's Wargames Society, a separate club"),
+]
+RULES_FIELDS = ["ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events",
+                "fireteam_initiative", "weather", "options"]
+
+# Floors are listed from the ground up: {side: {opening kind: count}}; "roof" marks an accessible
+# flat roof (the top floor). Footprints are (x, y, width, depth, rotation) in inches and degrees;
+# they are spaced so that they stay apart whether a map rotates about the corner or the centre.
+# Sheet facings: 0 = the front looks at the top table edge (side A's), 180 = at side B's.
+VILLAGE = [
+    dict(name="Brick house at the crossroads", wall="brick", roof="wood-and-tile", at=(24, 16, 6, 6, 0),
+         damage_max=24, floors=[
+             {"front": {"door": 1, "window": 2}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"door": 1}},
+             {"front": {"window": 2}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"window": 2}},
+         ]),
+    dict(name="Timber cottage", wall="timber-medium", roof="wood-and-shingle", at=(42, 15, 5, 4, 350),
+         damage_max=16, floors=[
+             {"front": {"door": 1, "window": 1}, "left": {"window": 1}, "rear": {"window": 1}},
+         ]),
+    dict(name="Brick townhouse", wall="brick", roof="concrete-reinforced", at=(24, 27, 6, 6, 0),
+         damage_max=30, floors=[
+             {"front": {"door": 1, "window": 2}, "right": {"window": 1}, "rear": {"door": 1, "window": 1}},
+             {"front": {"window": 2}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"window": 2}},
+             "roof",
+         ]),
+    dict(name="Timber workshop", wall="timber-heavy", roof="wood-and-shingle", at=(42, 27, 6, 5, 10),
+         damage_max=20, floors=[
+             {"front": {"door": 2}, "left": {"window": 2}, "rear": {"door": 1}},
+             {"front": {"window": 2}, "right": {"window": 1}},
+         ]),
+    dict(name="Stone church", wall="stone-masonry-medium", roof="wood-and-tile", at=(54, 16, 8, 6, 0),
+         damage_max=36, floors=[
+             {"front": {"door": 1}, "left": {"window": 3}, "right": {"window": 3}},
+         ]),
+    dict(name="Church tower", wall="stone-masonry-heavy", roof="wood-and-tile", at=(62, 17.5, 3, 3, 0),
+         damage_max=30, floors=[
+             {"rear": {"door": 1}},
+             {"front": {"window": 1}},
+             {"left": {"window": 1}, "right": {"window": 1}},
+             {"front": {"window": 1}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"window": 1}},
+         ]),
+    dict(name="Thatched barn", wall="timber-light", roof="thatch", at=(8, 18, 8, 5, 20),
+         damage_max=16, floors=[
+             {"front": {"door": 1}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"door": 1}},
+         ]),
+    dict(name="Soviet AT/HMG Loghouse", sheet="soviet-at-hmg-loghouse", wall="logs", roof=None,
+         at=(31, 4, 5, 4, 0), facing=180, damage_max=40, floors=[
+             {"front": {"firing_slit": 2}, "rear": {"door": 1}},
+         ]),
+    dict(name="German Concrete Blockhouse", sheet="german-concrete-blockhouse", wall="concrete-reinforced",
+         roof="concrete-reinforced", at=(33, 40, 6, 4, 0), facing=0, damage_max=80, floors=[
+             {"front": {"firing_slit": 2}, "rear": {"door": 1}},
+         ]),
+    dict(name="Foxhole west", kind="foxhole", wall="sandbags", roof=None, at=(12, 9, 2, 2, 0), damage_max=6,
+         floors=[{}]),
+    dict(name="Foxhole centre", kind="foxhole", wall="sandbags", roof=None, at=(18, 9.5, 2, 2, 15), damage_max=6,
+         floors=[{}]),
+    dict(name="Foxhole east", kind="foxhole", wall="sandbags", roof=None, at=(24, 9, 2, 2, 0), damage_max=6,
+         floors=[{}]),
+    dict(name="Communication trench", kind="trench", wall="earthen-embankment", roof=None, at=(40, 8, 12, 1.5, 5),
+         damage_max=10, floors=[{}]),
+]
+VILLAGE_CONNECTIONS = [("Stone church", "Church tower")]
+
+# (name, kind, experience, models, {weapon slug: count}, where, tank class); where is
+# (structure name, floor level) or (x, y) on the table.
+SOVIETS = [
+    ("1st Rifle Squad", "infantry", "regular", 10, {"rifles": 6, "submachine-guns": 3, "light-machine-gun": 1},
+     ("Thatched barn", 0), ""),
+    ("2nd Rifle Squad", "infantry", "regular", 10, {"rifles": 7, "submachine-guns": 2, "light-machine-gun": 1},
+     ("Timber cottage", 0), ""),
+    ("Sniper team", "infantry", "veteran", 2, {"rifles": 2}, ("Foxhole centre", 0), ""),
+    ("Field gun team", "artillery", "regular", 4, {"he-2d6": 1}, (20, 5), ""),
+    ("Anti-tank gun team", "artillery", "regular", 3, {"anti-tank-gun": 1}, (46, 4), ""),
+]
+GERMANS = [
+    ("Grenadier Squad 1", "infantry", "regular", 10, {"rifles": 7, "submachine-guns": 1, "light-machine-gun": 2},
+     ("Brick house at the crossroads", 1), ""),
+    ("Grenadier Squad 2", "infantry", "regular", 10, {"rifles": 8, "submachine-guns": 1, "light-machine-gun": 1},
+     ("Brick townhouse", 0), ""),
+    ("MG team", "infantry", "veteran", 3, {"light-machine-gun": 1, "rifles": 2}, ("Brick townhouse", 2), ""),
+    ("Sniper team", "infantry", "veteran", 2, {"rifles": 2}, ("Church tower", 3), ""),
+    ("Pioneer flamethrower team", "infantry", "regular", 2, {"flamethrower": 1}, (18, 28), ""),
+    ("Mortar team", "infantry", "regular", 3, {"mortar": 1}, (26, 45), ""),
+    ("Tiger I", "vehicle", "veteran", 1, {"he-2d6": 1, "light-machine-gun": 2}, (50, 40), "heavy"),
+]
+
+FARM = [
+    dict(name="Stone farmhouse", wall="stone-masonry-light", roof="wood-and-tile", at=(20, 18, 6, 5, 12),
+         damage_max=24, floors=[
+             {"front": {"door": 1, "window": 2}, "rear": {"door": 1}, "left": {"window": 1}},
+             {"front": {"window": 2}, "rear": {"window": 1}},
+         ]),
+    dict(name="Soviet Rifle Pit", sheet="soviet-rifle-pit", wall="earthen-embankment", roof=None,
+         at=(30, 8, 4, 3, 0), facing=180, damage_max=20, floors=[{"front": {"firing_slit": 3}, "rear": {"door": 1}}]),
+]
+OLGA_SOVIETS = [
+    ("Guards Rifle Squad", "infantry", "veteran", 10, {"rifles": 7, "smg": 2, "lmg": 1}, ("Stone farmhouse", 0), ""),
+]
+OLGA_GERMANS = [
+    ("Panzergrenadier Squad", "infantry", "regular", 10, {"rifles": 8, "lmg": 2}, (24, 40), ""),
+    ("Pioneer Team", "infantry", "regular", 4, {"flamethrower": 1, "explosives": 1}, (34, 42), ""),
+]
+
+
+def die(purpose, faces, *, sides=6, source="server", value=None):
+    return {"purpose": purpose, "sides": sides, "count": len(faces), "faces": faces,
+            "value": sum(faces) if value is None else value, "source": source}
+
+
+class Command(BaseCommand):
+    help = "Load the reference data (seed tables, bunker sheets, weapon catalogue) and the demo clubs. Safe to run twice."
+
+    def handle(self, *args, **options):
+        self.verbosity = options["verbosity"]
+        try:
+            with transaction.atomic():
+                reference_changed = self.load_reference_data()
+                built = []
+                if not Club.objects.filter(slug=DEMO_CLUB[0]).exists():
+                    self.build_demo_club()
+                    built.append(DEMO_CLUB[1])
+                if not Club.objects.filter(slug=OLGA_CLUB[0]).exists():
+                    self.build_olga_club()
+                    built.append(OLGA_CLUB[1])
+        except OperationalError:
+            raise  # config.startup explains an unreachable database in one line
+        except DatabaseError as exc:
+            # One line, not a traceback: the demo is the newcomer's first command.
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(f"the demo could not be written to the database: {first}") from exc
+
+        if self.verbosity == 0:
+            return
+        if reference_changed:
+            self.stdout.write(f"Reference data loaded from fixtures/ ({', '.join(FIXTURES)}).")
+        if built:
+            self.stdout.write(f"Demo created: {' and '.join(built)}.")
+        if not reference_changed and not built:
+            self.stdout.write("Nothing changed: the reference data and the demo are already loaded.")
+        self.stdout.write(f"\nOpen {URL} and sign in with password {PASSWORD!r}:")
+        for username, role in SIGN_INS:
+            self.stdout.write(f"  {username:<6} {role}")
+
+    # Reference data ---------------------------------------------------------------------------
+
+    def load_reference_data(self):
+        """Apply the fixtures; True when that changed any row."""
+        before = self.snapshot()
+        for name in FIXTURES:
+            path = settings.BASE_DIR / "fixtures" / name
+            self.check_fixture(path)
+            try:
+                call_command("loaddata", str(path), verbosity=0)
+            except Exception as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise CommandError(f"fixtures/{name} could not be loaded: {first}") from exc
+        return self.snapshot() != before
+
+    def snapshot(self):
+        return [list(model.objects.order_by("pk").values()) for model in REFERENCE_MODELS]
+
+    def check_fixture(self, path):
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CommandError(f"fixtures/{path.name} is missing") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CommandError(f"fixtures/{path.name} is not valid JSON: {exc}") from None
+        if not isinstance(rows, list):
+            raise CommandError(f"fixtures/{path.name} must hold a JSON list of rows")
+        models = {f"{m._meta.app_label}.{m._meta.model_name}": m for m in REFERENCE_MODELS}
+        for row in rows:
+            label = str(row.get("model", "")).lower() if isinstance(row, dict) else ""
+            if label not in models or "pk" not in row or not isinstance(row.get("fields"), dict):
+                raise CommandError(f"fixtures/{path.name}: every row needs a known model, a pk and fields ({row!r:.80})")
+            keys = IDENTITY[label]
+            existing = models[label].objects.filter(pk=row["pk"]).values(
+                *[f"{k}_id" if k == "club" else k for k in keys]
+            ).first()
+            wanted = tuple(row["fields"].get(k) for k in keys)
+            if existing is not None and tuple(existing.values()) != wanted:
+                raise CommandError(
+                    f"fixtures/{path.name}: {label} pk {row['pk']} already holds {tuple(existing.values())}, "
+                    f"not {wanted}; refusing to overwrite it"
+                )
+
+    # Demo -------------------------------------------------------------------------------------
+
+    def user(self, username):
+        user, created = get_user_model().objects.get_or_create(
+            username=username, defaults={"first_name": username.capitalize()}
+        )
+        if created:
+            user.set_password(PASSWORD)
+            user.save(update_fields=["password"])
+        elif self.verbosity:
+            self.stdout.write(f"User {username} already existed; its password was left as it was.")
+        return user
+
+    def build_demo_club(self):
+        demo, alice, bob, dora = (self.user(name) for name in ("demo", "alice", "bob", "dora"))
+        club = Club.objects.create(slug=DEMO_CLUB[0], name=DEMO_CLUB[1])
+        for user, role in ((demo, Role.ORGANISER), (alice, Role.PLAYER), (bob, Role.PLAYER), (dora, Role.DESIGNER)):
+            Membership.objects.create(club=club, user=user, role=role)
+
+        rules = dict(ruleset="ba", damage_variant=0, fires=True, weather="clear")
+        scenario = Scenario.objects.create(
+            club=club, name="Village crossroads", author=dora, table_width=72, table_depth=48, **rules,
+            description=(
+                "A crossroads village between two lines. The Soviets hold the north edge behind a log "
+                "bunker and a foxhole line; the Germans hold the south around a concrete blockhouse. "
+                "Whoever holds the brick house at the crossroads at the end holds the road."
+            ),
+            deployment_zones=[
+                {"side": "A", "x": 0, "y": 0, "width": 72, "depth": 12},
+                {"side": "B", "x": 0, "y": 36, "width": 72, "depth": 12},
+            ],
+        )
+        build_ground(scenario, VILLAGE, VILLAGE_CONNECTIONS)
+        build_army(scenario, "A", "Red Army rifle company", alice, SOVIETS)
+        build_army(scenario, "B", "Grenadier company", bob, GERMANS)
+
+        campaign = Campaign.objects.create(
+            club=club, name="Operation Crossroads", **rules,
+            description="Three sessions to take the village. The ground and both companies carry their "
+                        "damage, fires and losses from one session to the next.",
+        )
+        copy_battlefield(scenario, campaign=campaign)
+
+        battle = Battle.objects.create(
+            club=club, campaign=campaign, scenario=scenario, name="Village crossroads — session 1",
+            session_number=1, turn=1, status=BattleStatus.IN_PROGRESS,
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
+            **{name: getattr(campaign, name) for name in RULES_FIELDS},
+        )
+        copy_battlefield(campaign, battle=battle)
+        play_first_turn(battle, organiser=demo, side_a=alice, side_b=bob)
+
+    def build_olga_club(self):
+        olga = self.user("olga")
+        club = Club.objects.create(slug=OLGA_CLUB[0], name=OLGA_CLUB[1])
+        Membership.objects.create(club=club, user=olga, role=Role.ORGANISER)
+        rules = dict(ruleset="dh", weather="mist")
+        scenario = Scenario.objects.create(
+            club=club, name="Farm by the ford", author=olga, table_width=48, table_depth=48, **rules,
+            description="A Guards squad holds a farmhouse and a rifle pit covering the ford.",
+            deployment_zones=[
+                {"side": "A", "x": 0, "y": 0, "width": 48, "depth": 14},
+                {"side": "B", "x": 0, "y": 36, "width": 48, "depth": 12},
+            ],
+        )
+        build_ground(scenario, FARM, [])
+        build_army(scenario, "A", "Guards rifle platoon", olga, OLGA_SOVIETS)
+        build_army(scenario, "B", "Panzergrenadier platoon", None, OLGA_GERMANS)
+        campaign = Campaign.objects.create(club=club, name="Winter Line", description="A small DH campaign.", **rules)
+        copy_battlefield(scenario, campaign=campaign)
+        battle = Battle.objects.create(
+            club=club, campaign=campaign, scenario=scenario, name="Farm by the ford — session 1",
+            session_number=1, status=BattleStatus.SETUP,
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
+            **{name: getattr(campaign, name) for name in RULES_FIELDS},
+        )
+        copy_battlefield(campaign, battle=battle)
+
+
+def material(slug, surface):
+    try:
+        return Material.objects.get(slug=slug, surface=surface)
+    except Material.DoesNotExist:
+        raise CommandError(f"material {slug!r} ({surface}) is not in fixtures/materials.json") from None
+
+
+def build_ground(scenario, specs, connections):
+    by_name = {}
+    for spec in specs:
+        x, y, width, depth, rotation = spec["at"]
+        wall = material(spec["wall"], "wall")
+        roof = material(spec["roof"], "roof") if spec["roof"] else None
+        sheet = BunkerSheet.objects.get(club=None, slug=spec["sheet"]) if spec.get("sheet") else None
+        structure = Structure.objects.create(
+            scenario=scenario, name=spec["name"],
+            kind=sheet.kind if sheet else spec.get("kind", "building"),
+            wall_material=wall, roof_material=roof,
+            flammable=wall.flammable or bool(roof and roof.flammable),
+            x=Decimal(str(x)), y=Decimal(str(y)), width=Decimal(str(width)), depth=Decimal(str(depth)),
+            rotation=Decimal(str(rotation)), damage_max=spec["damage_max"],
+            sheet=sheet, facing=spec.get("facing", 0), crew_men=sheet.crew_total if sheet else 0,
+        )
+        for level, floor_spec in enumerate(spec["floors"]):
+            floor = Floor.objects.create(structure=structure, level=level, is_roof=floor_spec == "roof")
+            if floor_spec == "roof":
+                continue
+            Opening.objects.bulk_create([
+                Opening(floor=floor, side=side, kind=kind, count=count)
+                for side, kinds in floor_spec.items() for kind, count in kinds.items()
+            ])
+        by_name[spec["name"]] = structure
+    for a, b in connections:
+        by_name[a].connections.add(by_name[b])
+    return by_name
+
+
+def build_army(scenario, side, name, owner, units):
+    army = Army.objects.create(scenario=scenario, side=side, name=name, owner=owner)
+    weapons = {w.slug: w for w in Weapon.objects.filter(ruleset=scenario.ruleset)}
+    for unit_name, kind, experience, models, carried, where, tank_class in units:
+        unit = Unit(army=army, name=unit_name, kind=kind, experience=experience, tank_class=tank_class,
+                    models_start=models, models_left=models)
+        if isinstance(where[0], str):
+            unit.floor = Floor.objects.get(structure__scenario=scenario, structure__name=where[0], level=where[1])
+        else:
+            unit.x, unit.y = Decimal(str(where[0])), Decimal(str(where[1]))
+        unit.save()
+        UnitWeapon.objects.bulk_create([UnitWeapon(unit=unit, weapon=weapons[slug], count=n) for slug, n in carried.items()])
+    return army
+
+
+def play_first_turn(battle, *, organiser, side_a, side_b):
+    """Turn 1 of session 1, logged through the battle log and already applied to the battle's
+    copies: an HE hit on the crossroads house, a flamethrower that sets the barn alight, an HE
+    shell that pins the log bunker's crew. Then turn 2 begins."""
+    structures = {s.name: s for s in battle.structures.all()}
+    units = {(u.army.side, u.name): u for u in Unit.objects.filter(army__battle=battle).select_related("army")}
+
+    def log(**entry):
+        append_entry(battle, **entry)
+        Battle.objects.bump_version(battle.pk)
+
+    log(action="turn_start", turn=1, actor=organiser, summary="Turn 1 begins.", outcome={"turn": 1})
+
+    house, grenadiers = structures["Brick house at the crossroads"], units[("B", "Grenadier Squad 1")]
+    undo = {"units": {grenadiers.pk: {"models_left": grenadiers.models_left, "pins": grenadiers.pins}},
+            "structures": {house.pk: {"damage_taken": house.damage_taken}}}
+    grenadiers.models_left -= 3
+    grenadiers.pins += 1
+    grenadiers.save(update_fields=["models_left", "pins"])
+    house.damage_taken += 7
+    house.save(update_fields=["damage_taken"])
+    log(action="he_attack", turn=1, actor=side_a, side="A",
+        inputs={"attacker": units[("A", "Field gun team")].pk, "weapon": "he-2d6", "target_unit": grenadiers.pk,
+                "structure": house.pk, "floor": 1},
+        dice=[die("to hit", [5], source="player"),
+              die("HE hits in a building (2D6)", [4, 3]),
+              die("damage, regular (4+, no extra protection against HE)", [1, 4, 6, 2, 5, 3, 2], value=3)],
+        outcome={"hit": True, "hits": 7, "went_down": False, "collapsed": False, "casualties": 3, "pins": 1,
+                 "structure_damage": 7},
+        undo=undo,
+        summary="Field gun team hit Grenadier Squad 1 on floor 1 of the brick house with HE: 2D6 = 7 hits, "
+                "3 casualties, 1 pin. Under 10 hits, so the house stands.")
+
+    barn, squad = structures["Thatched barn"], units[("A", "1st Rifle Squad")]
+    undo = {"units": {squad.pk: {"models_left": squad.models_left, "pins": squad.pins, "floor": squad.floor_id,
+                                 "x": None, "y": None}},
+            "structures": {barn.pk: {"fire_size": None, "fire_started_turn": None, "impassable": False}}}
+    squad.models_left -= 2
+    squad.pins += 1
+    squad.floor, squad.x, squad.y = None, Decimal("10"), Decimal("15")
+    squad.save(update_fields=["models_left", "pins", "floor", "x", "y"])
+    barn.fire_size, barn.fire_started_turn, barn.impassable = barn.width * barn.depth, 1, True
+    barn.save(update_fields=["fire_size", "fire_started_turn", "impassable"])
+    log(action="flamethrower_attack", turn=1, actor=side_b, side="B",
+        inputs={"attacker": units[("B", "Pioneer flamethrower team")].pk, "weapon": "flamethrower",
+                "target_unit": squad.pk, "structure": barn.pk, "floor": 0, "opening": "right window", "hits": 4},
+        dice=[die("to hit (cover ignored)", [4], source="player"),
+              die("damage, regular (4+, no extra protection against flamethrowers)", [5, 2, 6, 3], value=2),
+              die("building catches fire (4-6)", [5])],
+        outcome={"hit": True, "hits": 4, "casualties": 2, "pins": 1, "fire": True, "impassable": True,
+                 "abandoned": [squad.pk]},
+        undo=undo,
+        summary="Pioneer flamethrower team burned 1st Rifle Squad out of the thatched barn: 2 casualties. "
+                "The barn is on fire (D6 = 5) and impassable; the squad abandoned it.")
+
+    loghouse = structures["Soviet AT/HMG Loghouse"]
+    undo = {"structures": {loghouse.pk: {"crew_pins": loghouse.crew_pins}}}
+    loghouse.crew_pins += 1
+    loghouse.save(update_fields=["crew_pins"])
+    log(action="he_attack", turn=1, actor=side_b, side="B",
+        inputs={"attacker": units[("B", "Tiger I")].pk, "weapon": "he-2d6", "structure": loghouse.pk},
+        dice=[die("to hit", [6], source="player"), die("HE hits on a bunker (2D6)", [6, 3])],
+        outcome={"hit": True, "hits": 9, "bunker": True, "damage_rolled": False, "collapsed": False, "pins": 1},
+        undo=undo,
+        summary="Tiger I hit the Soviet AT/HMG Loghouse with HE: 2D6 = 9 hits. A bunker takes no damage from "
+                "HE; the crew is pinned, and it would take 12 hits to bring it down.")
+
+    battle.turn = 2
+    battle.save(update_fields=["turn"])
+    log(action="turn_start", turn=2, actor=organiser, summary="Turn 2 begins. The barn is still burning.",
+        outcome={"turn": 2}, undo={"battle": {"turn": 1}})

@@ -1,0 +1,335 @@
+"""`manage.py demo` and the copy functions it is built on."""
+
+import io
+import json
+import math
+import shutil
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import transaction
+from django.test import override_settings
+
+from apps.armies.models import Army, Unit, Weapon, WeaponType
+from apps.battles.log import first_broken_entry
+from apps.battles.models import Battle
+from apps.campaigns import permissions
+from apps.campaigns.copying import copy_armies, copy_battlefield, copy_ground
+from apps.campaigns.models import Campaign, Club, Scenario
+from apps.structures.models import BunkerSheet, FireChance, Material, Structure, WeatherEffect
+
+PASSWORD = "redoubt-demo"
+DEMO_USERS = ["demo", "alice", "bob", "dora"]
+# The demo hashes five passwords per run; the real hasher would dominate the test time.
+FAST_HASHING = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def run_demo():
+    out = io.StringIO()
+    call_command("demo", stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def demo_output(django_db_setup, django_db_blocker):
+    """Built once for the module, in a transaction rolled back at its end. Each test still runs in
+    its own savepoint (the `db` fixture), so what one test changes never reaches another."""
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHING), transaction.atomic():
+        yield run_demo()
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def demo(demo_output, db, settings):
+    settings.PASSWORD_HASHERS = FAST_HASHING
+    return demo_output
+
+
+@pytest.fixture
+def empty_db(db, settings):
+    """No demo and no reference data, whether or not the module's demo is loaded underneath."""
+    settings.PASSWORD_HASHERS = FAST_HASHING
+    Club.objects.all().delete()
+    get_user_model().objects.all().delete()
+    for model in (Weapon, WeaponType, BunkerSheet, FireChance, WeatherEffect, Material):
+        model.objects.all().delete()
+
+
+@pytest.fixture
+def battle(demo):
+    return Battle.objects.get(name="Village crossroads — session 1")
+
+
+def everything():
+    """Every row of every Redoubt and auth model, for before/after comparisons."""
+    models = [m for m in apps.get_models() if m._meta.app_label in {"auth", "campaigns", "structures", "armies", "battles"}]
+    return {m._meta.label: list(m.objects.order_by("pk").values()) for m in models}
+
+
+# Running it --------------------------------------------------------------------------------------
+
+def test_second_run_changes_nothing_and_says_so(demo):
+    before = everything()
+    output = run_demo()
+    assert everything() == before
+    assert "Nothing changed" in output
+
+
+def test_output_gives_the_address_and_the_sign_ins(demo):
+    assert "http://127.0.0.1:8000" in demo
+    assert PASSWORD in demo
+    for username in DEMO_USERS + ["olga"]:
+        assert f"  {username} " in demo
+
+
+def test_every_demo_sign_in_works(demo, client):
+    for username in DEMO_USERS + ["olga"]:
+        assert client.login(username=username, password=PASSWORD), username
+        client.logout()
+
+
+def test_roles(demo):
+    club = Club.objects.get(name="Redoubt Demo Club")
+    assert dict(club.memberships.values_list("user__username", "role")) == {
+        "demo": "organiser", "alice": "player", "bob": "player", "dora": "designer"}
+    campaign = club.campaigns.get()
+    assert dict(campaign.armies.values_list("side", "owner__username")) == {"A": "alice", "B": "bob"}
+
+
+@pytest.mark.parametrize("name, content", [
+    ("weapons.json", '[{"model": "armies.weapon", "pk": 1,'),
+    ("materials.json", json.dumps([{"model": "structures.material", "pk": 1, "fields": {
+        "slug": "brick", "name": "Brick", "surface": "wall", "armor_class": 12}}])),
+    ("fire.json", json.dumps([{"model": "structures.firechance", "fields": {"weapon_type": "Laser", "d10_max": 8}}])),
+], ids=["not-json", "armour-class-12", "no-pk"])
+def test_a_broken_fixture_stops_the_demo_with_one_line_and_writes_nothing(empty_db, settings, tmp_path, name, content):
+    shutil.copytree(settings.BASE_DIR / "fixtures", tmp_path / "fixtures")
+    (tmp_path / "fixtures" / name).write_text(content)
+    settings.BASE_DIR = tmp_path
+    with pytest.raises(CommandError) as error:
+        run_demo()
+    assert f"fixtures/{name}" in str(error.value) and "\n" not in str(error.value)
+    assert not Club.objects.exists() and not Material.objects.exists() and not BunkerSheet.objects.exists()
+
+
+def test_a_fixture_never_overwrites_a_clubs_own_row(empty_db, settings):
+    club = Club.objects.create(name="Early club", slug="early")
+    rows = json.loads((settings.BASE_DIR / "fixtures" / "bunker_sheets.json").read_text())
+    BunkerSheet.objects.create(pk=rows[0]["pk"], club=club, slug="our-bunker", name="Our bunker")
+    with pytest.raises(CommandError, match="refusing to overwrite"):
+        run_demo()
+    assert BunkerSheet.objects.get(pk=rows[0]["pk"]).name == "Our bunker"
+
+
+# What it builds ----------------------------------------------------------------------------------
+
+def test_the_village(demo):
+    scenario = Scenario.objects.get(name="Village crossroads")
+    assert (scenario.table_width, scenario.table_depth) == (72, 48)
+    village = {s.name: s for s in scenario.structures.with_layout()}
+
+    houses = [s for s in village.values() if s.kind == "building"]
+    walls = {s.wall_material.construction for s in houses}
+    assert {"brick", "wooden", "stone"} <= walls
+    assert {len(s.floors.all()) for s in houses if s.wall_material.construction in {"brick", "wooden"}} >= {1, 2, 3}
+    flat_roofed = [s for s in houses if any(f.is_roof for f in s.floors.all())]
+    assert flat_roofed and all(max(s.floors.all(), key=lambda f: f.level).is_roof for s in flat_roofed)
+    assert all(f.openings.all() for s in houses for f in s.floors.all() if not f.is_roof)
+
+    church, tower = village["Stone church"], village["Church tower"]
+    assert church.wall_material.construction == tower.wall_material.construction == "stone"
+    assert tower in church.connections.all() and len(tower.floors.all()) >= 3
+
+    barn = village["Thatched barn"]
+    assert barn.roof_material.slug == "thatch" and barn.flammable
+
+    for name, slug, kind in (("Soviet AT/HMG Loghouse", "soviet-at-hmg-loghouse", "bunker"),
+                             ("German Concrete Blockhouse", "german-concrete-blockhouse", "fort")):
+        fort = village[name]
+        assert fort.sheet.slug == slug and fort.sheet.club is None
+        assert fort.kind == kind and fort.crew_men == fort.sheet.crew_total
+
+    assert {"foxhole", "trench"} <= {s.kind for s in village.values()}
+    assert all(s.damage_max > 0 for s in village.values())
+
+
+def test_both_armies_have_units_in_buildings_and_in_the_open(demo):
+    scenario = Scenario.objects.get(name="Village crossroads")
+    armies = {a.side: a for a in scenario.armies.select_related("owner")}
+    assert set(armies) == {"A", "B"}
+    for army in armies.values():
+        units = list(army.units.prefetch_related("unit_weapons__weapon"))
+        assert any(u.floor_id for u in units) and any(u.x is not None for u in units)
+        assert all(u.unit_weapons.all() for u in units)
+        assert all(uw.weapon.ruleset == scenario.ruleset for u in units for uw in u.unit_weapons.all())
+    units = Unit.objects.filter(army__scenario=scenario)
+    assert {"infantry", "artillery", "vehicle"} <= set(units.values_list("kind", flat=True))
+    assert units.filter(tank_class="heavy").exists()
+    assert units.filter(unit_weapons__weapon__flamethrower=True).exists()
+
+
+def corners(structure, about, clockwise):
+    x, y, w, d = (float(v) for v in (structure.x, structure.y, structure.width, structure.depth))
+    angle = math.radians(float(structure.rotation)) * (1 if clockwise else -1)
+    cx, cy = (x + w / 2, y + d / 2) if about == "centre" else (x, y)
+    cos, sin = math.cos(angle), math.sin(angle)
+    return [(cx + (px - cx) * cos - (py - cy) * sin, cy + (px - cx) * sin + (py - cy) * cos)
+            for px, py in ((x, y), (x + w, y), (x + w, y + d), (x, y + d))]
+
+
+def overlap(a, b):
+    """Do two convex polygons share any area? (Separating axis test; touching edges don't count.)"""
+    for polygon in (a, b):
+        for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
+            axis = (y1 - y2, x2 - x1)
+            pa = [axis[0] * x + axis[1] * y for x, y in a]
+            pb = [axis[0] * x + axis[1] * y for x, y in b]
+            if max(pa) <= min(pb) + 1e-9 or max(pb) <= min(pa) + 1e-9:
+                return False
+    return True
+
+
+def inside(point, polygon):
+    return overlap(polygon, [(point[0] + dx, point[1] + dy) for dx, dy in ((0, 0), (0.01, 0), (0.01, 0.01), (0, 0.01))])
+
+
+@pytest.mark.parametrize("about", ["corner", "centre"])
+@pytest.mark.parametrize("clockwise", [True, False])
+def test_footprints_stay_apart_and_on_the_table(demo, about, clockwise):
+    # The map may rotate a footprint about its corner or its centre; the layout holds either way.
+    for scenario in Scenario.objects.all():
+        shapes = {s.name: corners(s, about, clockwise) for s in scenario.structures.all()}
+        assert any(float(s.rotation) % 90 for s in scenario.structures.all())
+        for name, shape in shapes.items():
+            assert all(0 <= x <= float(scenario.table_width) and 0 <= y <= float(scenario.table_depth)
+                       for x, y in shape), name
+        names = sorted(shapes)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                assert not overlap(shapes[a], shapes[b]), (a, b)
+        for unit in Unit.objects.filter(army__scenario=scenario, x__isnull=False):
+            point = (float(unit.x), float(unit.y))
+            assert not any(inside(point, shape) for shape in shapes.values()), unit.name
+
+
+def test_battle_is_in_progress_with_its_first_turn_logged(battle):
+    assert battle.status == "in_progress" and battle.turn == 2 and battle.version > 1
+    entries = list(battle.log_entries.order_by("seq"))
+    assert len(entries) >= 4 and first_broken_entry(battle) is None
+    assert {"turn_start", "he_attack", "flamethrower_attack"} <= {e.action for e in entries}
+    assert all(die["faces"] and die["source"] in {"server", "player"} for e in entries for die in e.dice)
+
+
+def test_the_logged_results_show_on_the_battle_ground(battle):
+    ground = {s.name: s for s in battle.structures.all()}
+    barn = ground["Thatched barn"]
+    assert barn.burning and barn.impassable and barn.fire_started_turn == 1
+    assert ground["Brick house at the crossroads"].damage_taken > 0
+    assert ground["Soviet AT/HMG Loghouse"].crew_pins >= 1
+    # Whoever was in the burning barn got out.
+    assert not barn.floors.filter(occupant__isnull=False).exists()
+    # Undo data names rows of this battle only.
+    structure_ids = {str(s.pk) for s in ground.values()}
+    unit_ids = {str(pk) for pk in Unit.objects.filter(army__battle=battle).values_list("pk", flat=True)}
+    for entry in battle.log_entries.all():
+        assert set(entry.undo.get("structures", {})) <= structure_ids
+        assert set(entry.undo.get("units", {})) <= unit_ids
+
+
+def test_scenario_and_campaign_ground_stay_untouched(battle):
+    for owner in (battle.scenario, battle.campaign):
+        for structure in owner.structures.all():
+            assert (structure.damage_taken, structure.fire_size, structure.crew_pins, structure.impassable) == (
+                0, None, 0, False), structure.name
+        assert all(u.models_left == u.models_start and u.pins == 0
+                   for u in Unit.objects.filter(**{f"army__{owner._meta.model_name}": owner}))
+
+
+def test_battle_copies_the_campaign_which_copies_the_scenario(battle):
+    assert battle.structures.count() == battle.campaign.structures.count() == battle.scenario.structures.count()
+    assert not battle.scenario.structures.filter(origin__isnull=False).exists()
+    for structure in battle.structures.select_related("origin__origin"):
+        assert structure.origin.campaign_id == battle.campaign_id
+        assert structure.origin.origin.scenario_id == battle.scenario_id
+    for army in battle.armies.select_related("origin__origin"):
+        assert army.origin.campaign_id == battle.campaign_id and army.origin.origin.scenario_id == battle.scenario_id
+    for unit in Unit.objects.filter(army__battle=battle).select_related("origin__army"):
+        assert unit.origin.army.campaign_id == battle.campaign_id
+
+
+def layout(structure):
+    return sorted(
+        (f.level, f.is_roof, sorted((o.side, o.kind, o.count) for o in f.openings.all())) for f in structure.floors.all()
+    )
+
+
+def test_copies_keep_floors_openings_connections_positions_and_weapons(battle):
+    for copy in battle.structures.with_layout().select_related("origin"):
+        source = Structure.objects.with_layout().get(pk=copy.origin_id)
+        assert layout(copy) == layout(source)
+        assert {c.origin_id for c in copy.connections.all()} == {c.pk for c in source.connections.all()}
+        assert (copy.x, copy.y, copy.rotation, copy.sheet_id, copy.crew_men) == (
+            source.x, source.y, source.rotation, source.sheet_id, source.crew_men)
+
+    for unit in Unit.objects.filter(army__campaign=battle.campaign).select_related("floor__structure", "origin__floor"):
+        source = unit.origin
+        if source.floor_id is None:
+            assert unit.floor_id is None and (unit.x, unit.y) == (source.x, source.y)
+        else:
+            assert unit.floor.structure.origin_id == source.floor.structure_id
+            assert unit.floor.level == source.floor.level
+        assert sorted(unit.unit_weapons.values_list("weapon_id", "count")) == sorted(
+            source.unit_weapons.values_list("weapon_id", "count"))
+
+
+def test_the_second_club_is_separate(demo):
+    olga = get_user_model().objects.get(username="olga")
+    theirs = Club.objects.get(name="Olga's Wargames Society")
+    ours = Club.objects.get(name="Redoubt Demo Club")
+    assert list(permissions.clubs_for(olga)) == [theirs]
+    for username in DEMO_USERS:
+        assert theirs not in permissions.clubs_for(get_user_model().objects.get(username=username))
+
+    assert Campaign.objects.filter(club=theirs).count() == 1
+    battle = Battle.objects.get(club=theirs)
+    assert battle.campaign.club == theirs and battle.scenario.club == theirs
+    assert battle.structures.exists() and battle.armies.exists()
+    for structure in battle.structures.select_related("origin__origin"):
+        assert structure.origin.campaign.club == theirs and structure.origin.origin.scenario.club == theirs
+    assert not permissions.structures_for(olga).filter(
+        pk__in=Structure.objects.filter(battle__club=ours).values("pk")).exists()
+    assert set(permissions.structures_for(olga)) == set(
+        Structure.objects.filter(battle__club=theirs) | Structure.objects.filter(campaign__club=theirs)
+        | Structure.objects.filter(scenario__club=theirs))
+
+
+# The copy functions ------------------------------------------------------------------------------
+
+def test_a_copy_needs_exactly_one_owner(battle):
+    structures = battle.scenario.structures.all()
+    with pytest.raises(ValueError):
+        copy_ground(structures)
+    with pytest.raises(ValueError):
+        copy_ground(structures, campaign=battle.campaign, battle=battle)
+    with pytest.raises(TypeError):
+        copy_ground(structures, club=battle.club)
+
+
+def test_a_unit_is_never_copied_off_its_floor_silently(battle):
+    target = Campaign.objects.create(club=battle.club, name="Second front")
+    with pytest.raises(ValueError, match="not part of the ground"):
+        copy_armies(battle.scenario.armies.all(), campaign=target)
+    assert not Army.objects.filter(campaign=target).exists()
+
+
+def test_copying_from_a_battle_starts_the_next_session(battle):
+    nxt = Battle.objects.create(club=battle.club, campaign=battle.campaign, scenario=battle.scenario,
+                                name="Village crossroads — session 2", session_number=2)
+    copied = copy_battlefield(battle, battle=nxt)
+    assert len(copied.structures) == battle.structures.count() and len(copied.units) == Unit.objects.filter(
+        army__battle=battle).count()
+    barn = nxt.structures.get(name="Thatched barn")
+    assert barn.burning and barn.origin.battle == battle

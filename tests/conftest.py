@@ -1,8 +1,12 @@
 import pytest
-from django.db import connection
 
 
 def pytest_collection_modifyitems(config, items):
+    # tests/rules runs without Django at all (-p no:django); nothing here applies then.
+    if not config.pluginmanager.hasplugin("django"):
+        return
+    from django.db import connection
+
     if connection.vendor == "postgresql":
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL (row locks, concurrency); the suite is running on SQLite")

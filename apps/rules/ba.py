@@ -1,0 +1,317 @@
+"""Bolt Action: buildings and bunkers (seed 001).
+
+The seed assumes the Bolt Action core book for to-hit rolls, the HE chart and pins; those results
+come in as inputs ("hit?", "hits your flamethrower scored", "pins placed"), and everything the seed
+itself specifies (hits in buildings, going Down, floors, collapse, fire, ramming) is rolled here.
+"""
+
+from __future__ import annotations
+
+from . import tables
+from .errors import InputError
+from .inputs import Field, action, refuse
+from .outcome import Effect
+
+SOURCE = "seed 001_be57f31e19ce4039.txt"
+SIDES = (("front", "Front"), ("right", "Right"), ("rear", "Rear"), ("left", "Left"))
+
+
+def halve_up(n):
+    return (n + 1) // 2
+
+
+def to_hit_modifier(structure, flamethrower=False, he=False):
+    """BA-18/53/20/29: −2 in a building, −4 in a bunker; HE over open sights and flamethrowers ignore it."""
+    if flamethrower or he:
+        return 0
+    return tables.COVER_TO_HIT["bunker" if structure.is_bunker else "building"]
+
+
+def damage_needed(unit, source="small_arms", pen=0, close_quarters=False):
+    """BA-19: the D6 a hit needs to cause a casualty, clamped to 2–6 (a 1 never damages, a 6 always does:
+    Bolt Action core convention)."""
+    extra = unit.structure is not None and source not in ("he", "flamethrower") and not close_quarters
+    need = tables.DAMAGE_BASE[unit.experience] + (tables.EXTRA_PROTECTION if extra else 0) - pen
+    return max(2, min(6, need))
+
+
+def plunging_fire_bonus(floor, range_in, heavy_weapon, indirect=False):
+    """BA-15: +1 penetration for heavy-weapon hits from an upper floor on a target within 12"; mortars
+    and howitzers firing indirect already have it, so it is never added twice."""
+    return int(floor > 0 and range_in <= tables.PLUNGING_RANGE and heavy_weapon and not indirect)
+
+
+def max_shooters(structure, level, side):
+    """BA-11/12: two men per window or door on that side; five per side from a flat roof."""
+    floor = structure.floor(level)
+    if floor.roof:
+        return tables.SHOOTERS_PER_ROOF_SIDE
+    return tables.SHOOTERS_PER_OPENING * floor.openings.get(side, 0)
+
+
+def entry_problem(state, unit, structure, level=0):
+    """BA-1/3/52: why `unit` may not move onto that floor now, or None."""
+    if unit.kind != "infantry":
+        return "only infantry may enter buildings during the game"
+    if structure.destroyed or structure.impassable:
+        return f"{structure.label} cannot be entered"
+    floor = structure.floor(level)
+    if floor is None:
+        return f"{structure.label} has no floor {level}"
+    if floor.unit and floor.unit != unit.id:
+        return f"{floor.label} is already occupied (one unit per floor)"
+    return None
+
+
+def he_hits(dice, he, purpose):
+    count, sides = tables.HE_VALUES[he]
+    return dice.die(sides, purpose) if count == 1 else dice.total(count, sides, purpose)
+
+
+def _collapse(state, s):
+    """The building is rubble and every infantry and artillery unit inside is destroyed (BA-24/55)."""
+    return [Effect("collapse", s.id)] + [Effect("unit_destroyed", u.id, ref=s.id) for u in state.occupants(s.id)
+                                          if u.kind in ("infantry", "artillery")]
+
+
+def _aim(state, s, target, level):
+    """The floor aimed at: the target unit's, or the one named for an empty building (A-BA-3)."""
+    if target is not None:
+        if target.structure != s.id:
+            raise InputError("target", target.id, f"{target.label} is not inside {s.label}")
+        if level is not None and level != target.floor:
+            raise InputError("floor", level, f"{target.label} is on floor {target.floor}, not {level}")
+        return target.floor
+    if level is None:
+        raise InputError("target", None, "choose the unit aimed at, or a floor of an empty building")
+    return level
+
+
+def _check_down(target, went_down):
+    if went_down and (target is None or target.acted or target.down):
+        who = target.label if target else "nobody"
+        raise InputError("went_down", True, f"{who} cannot go Down now: only a unit that has not acted this turn")
+
+
+def _occupant(state, s, level):
+    floor = s.floor(level)
+    inside = state.occupants(s.id, level)
+    return state.units.get(floor.unit) or (inside[0] if inside else None)
+
+
+def explode(state, s, level, he, dice, *, down_unit=None, pins=0, any_value_collapses=False):
+    """An HE shell or bomb bursts on a floor: roll its hits even if the floor is empty, since the building may
+    come down (BA-21..24, BA-28, BA-55, A-BA-1/2)."""
+    floor = s.floor(level)
+    victim = _occupant(state, s, level)
+    hits = he_hits(dice, he, f"HE hits ({he}) on the {floor.label}")
+    bunker = s.is_bunker
+    threshold = tables.COLLAPSE_HITS["bunker" if bunker else "building"]
+    effects = [Effect("floor_hit", s.id, floor=level)]
+    if down_unit is not None:
+        effects.append(Effect("went_down", down_unit.id))
+    if victim is not None and pins:
+        effects.append(Effect("pin", victim.id, pins))
+    words = [f"{he} shell explodes on the {floor.label}: {hits} hits"]
+    if hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES):
+        effects += _collapse(state, s)
+        words.append(f"{s.label} collapses ({threshold}+), everyone inside destroyed")
+    elif victim is None:
+        words.append("on an empty floor")
+    elif bunker:
+        words.append(f"{victim.label} pinned, no damage inside a bunker")
+    else:
+        down = victim.down or victim == down_unit
+        n = halve_up(hits) if down else hits
+        effects.append(Effect("hits", victim.id, n, note="HE: no cover, no extra protection"))
+        words.append(f"{victim.label} takes {n} hit{'s' * (n != 1)}" + (" (Down, halved up)" if down else ""))
+    return effects, "; ".join(words)
+
+
+_HE_FIELDS = (
+    Field("structure", "structure", "Target building"),
+    Field("target", "unit", "Unit aimed at", required=False),
+    Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
+    Field("hit", "bool", "Hit?", help="Your to-hit roll (HE over open sights ignores cover)"),
+    Field("went_down", "bool", "Target goes Down?", default=False,
+          help="Only if it has not acted this turn; declared before the hits are rolled"),
+    Field("pins", "int", "Pins placed", default=1, min=0, help="Pin markers the core rules place for this hit"),
+)
+
+
+@action(
+    "ba_he", "ba", "HE over open sights at a building",
+    Field("weapon", "weapon", "Weapon"), *_HE_FIELDS,
+    source=f"{SOURCE} 'HE weapons against buildings', 'Bunkers' (BA-20..25, BA-55)",
+)
+def resolve_ba_he(state, inp, dice):
+    w, s, target = inp["weapon"], inp["structure"], inp["target"]
+    if not w.he_value:
+        refuse("weapon", w.key, f"{w.name} has no HE value")
+    level = _aim(state, s, target, inp["floor"])
+    _check_down(target, inp["went_down"])
+    if not inp["hit"]:
+        return [], f"{w.name} missed {s.label}"
+    return explode(state, s, level, w.he_value, dice, down_unit=target if inp["went_down"] else None,
+                   pins=inp["pins"])
+
+
+@action(
+    "ba_indirect", "ba", "Indirect fire or air strike on a building",
+    Field("weapon", "weapon", "Weapon or aircraft"),
+    Field("mode", "choice", "Attack", choices=(("indirect", "Indirect fire"), ("air_strike", "Air strike")),
+          default="indirect"),
+    *_HE_FIELDS,
+    source=f"{SOURCE} 'Indirect fire weapons against buildings', 'Air strikes against units in buildings', "
+           "'Bunkers' (BA-26..28, BA-32..35, BA-55, BA-56, A-BA-1, A-BA-12)",
+)
+def resolve_ba_indirect(state, inp, dice):
+    w, s, target, air = inp["weapon"], inp["structure"], inp["target"], inp["mode"] == "air_strike"
+    if not w.he_value:
+        refuse("weapon", w.key, f"{w.name} has no HE value")
+    if not air and not w.indirect:
+        refuse("weapon", w.key, f"{w.name} cannot fire indirect")
+    _aim(state, s, target, inp["floor"])
+    _check_down(target, inp["went_down"])
+    if not inp["hit"]:
+        return [], f"{w.name} missed {s.label}"
+    levels = sorted((f.level for f in s.floors), reverse=True)
+    level = levels[-1]  # the ground floor explodes automatically
+    for upper in levels[:-1]:
+        label = s.floor(upper).label
+        if dice.die(6, f"Floor roll at the {label}", key=lambda v: v >= tables.INDIRECT_EXPLODES_ON,
+                    target="4–6 explodes here") >= tables.INDIRECT_EXPLODES_ON:
+            level = upper
+            break
+    return explode(state, s, level, w.he_value, dice, down_unit=target if inp["went_down"] else None,
+                   pins=inp["pins"], any_value_collapses=air)
+
+
+@action(
+    "ba_flamethrower", "ba", "Flamethrower at a building",
+    Field("weapon", "weapon", "Flamethrower"),
+    Field("structure", "structure", "Target building"),
+    Field("target", "unit", "Unit aimed at", required=False),
+    Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
+    Field("side", "choice", "Through which side", choices=SIDES, required=False,
+          help="The window, door or gap it fires through must be on this side"),
+    Field("hit", "bool", "Hit?", help="Your to-hit roll (flamethrowers ignore cover)"),
+    Field("hits", "int", "Hits scored", default=0, min=0, help="The flamethrower's hits from the core rules"),
+    source=f"{SOURCE} 'Flamethrowers against buildings', 'Bunkers', 'Targeting empty buildings' "
+           "(BA-29..31, BA-39, BA-54, A-BA-4)",
+)
+def resolve_ba_flamethrower(state, inp, dice):
+    w, s, target = inp["weapon"], inp["structure"], inp["target"]
+    if not w.flamethrower:
+        refuse("weapon", w.key, f"{w.name} is not a flamethrower")
+    level = _aim(state, s, target, inp["floor"])
+    floor = s.floor(level)
+    gaps = floor.openings.get(inp["side"], 0) if inp["side"] else sum(floor.openings.values())
+    if not gaps and not floor.roof:
+        where = f" on its {inp['side']} side" if inp["side"] else ""
+        refuse("side" if inp["side"] else "floor", inp["side"] or level,
+               f"the {floor.label} of {s.label} has no window, door or gap{where} to flame through")
+    if inp["hits"] and not inp["hit"]:
+        raise InputError("hits", inp["hits"], "a miss scores no hits")
+    effects, words = [], [f"{w.name} at the {floor.label} of {s.label}: " + ("hit" if inp["hit"] else "missed")]
+    victim = _occupant(state, s, level)
+    if inp["hit"] and victim is not None and inp["hits"]:
+        effects.append(Effect("hits", victim.id, inp["hits"], note="flamethrower: no cover, no extra protection"))
+        words.append(f"{victim.label} takes {inp['hits']} hits")
+    # Every use against a building risks the fire, hit or miss (A-BA-4); bunkers never burn (BA-54).
+    if s.is_bunker or s.fire is not None or not state.options.fires:
+        return effects, "; ".join(words)
+    if dice.die(6, f"Does {s.label} catch fire?", key=lambda v: v >= tables.FLAME_FIRE_ON,
+                target="4–6 sets it alight") >= tables.FLAME_FIRE_ON:
+        effects += [Effect("fire_started", s.id, s.area), Effect("impassable", s.id)]
+        for u in state.occupants(s.id):
+            effects.append(Effect("unit_destroyed" if u.kind == "artillery" else "abandon", u.id, ref=s.id))
+        words.append(f"{s.label} is on fire and impassable; everyone inside leaves, artillery is destroyed")
+    else:
+        words.append("no fire")
+    return effects, "; ".join(words)
+
+
+@action(
+    "ba_barrage", "ba", "Artillery barrage: heavy howitzer hits on a building",
+    Field("structure", "structure", "Building"),
+    Field("hits", "unit_hits", "Heavy howitzer hits per unit",
+          help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
+               "'building' for an empty building's own die"),
+    source=f"{SOURCE} 'Artillery barrages against units in buildings', 'Bunkers' (BA-36..38, BA-56, A-BA-15)",
+)
+def resolve_ba_barrage(state, inp, dice):
+    s, hits = inp["structure"], inp["hits"]
+    for uid in hits:
+        if uid != "building" and state.units[uid].structure != s.id:
+            raise InputError("hits", uid, f"{state.units[uid].label} is not inside {s.label}")
+    total = sum(hits.values())
+    threshold = tables.COLLAPSE_HITS["bunker" if s.is_bunker else "building"]
+    if total >= threshold:
+        return _collapse(state, s), f"{total} heavy howitzer hits: {s.label} collapses, everyone inside destroyed"
+    if s.is_bunker:
+        return [], f"{total} heavy howitzer hits on {s.label}: pins only, no damage inside a bunker"
+    effects = []
+    for uid, n in hits.items():
+        u = state.units.get(uid)
+        if u is not None and n:
+            effects.append(Effect("hits", uid, halve_up(n) if u.down else n, note="heavy howitzer"))
+    return effects, f"{total} heavy howitzer hits on {s.label}: it stands"
+
+
+@action(
+    "ba_tank_ram", "ba", "Heavy tank drives into a building",
+    Field("tank", "unit", "Tank"),
+    Field("structure", "structure", "Building"),
+    source=f"{SOURCE} 'Tanks assaulting buildings', 'Bunkers' (BA-45..49, BA-57, A-BA-5, A-BA-9)",
+)
+def resolve_ba_tank_ram(state, inp, dice):
+    tank, s = inp["tank"], inp["structure"]
+    if tank.kind != "vehicle" or tank.tank_class not in tables.TANK_RAM:
+        refuse("tank", tank.id, f"{tank.label} is not a heavy or super-heavy tank")
+    if s.is_bunker or s.kind != "building":
+        refuse("structure", s.id, f"tanks may not assault fortifications such as {s.label}")
+    if s.collapsed or s.destroyed:
+        refuse("structure", s.id, f"{s.label} is already rubble")
+    if s.flimsy:
+        return _collapse(state, s), f"{tank.label} drives straight through {s.label}"
+    if s.construction not in tables.BUILDING_RAM_DICE:
+        refuse("structure", s.id, f"tanks may only drive into wooden or brick buildings, not {s.construction}")
+    plus, n = tables.TANK_RAM[tank.tank_class], tables.BUILDING_RAM_DICE[s.construction]
+    tank_value = dice.total(1, 6, f"{tank.label}: D6+{plus}", plus=plus)
+    building_value = dice.total(n, 6, f"{s.label} ({s.construction}): {n}D6, rolled by the opponent")
+    pin = Effect("pin", tank.id, 1, note="if the tank survives")
+    if building_value > tank_value:
+        damage = "superficial" if s.construction == "wooden" else "ram_damage"
+        return [Effect("tank_result", tank.id, note=damage), pin], \
+            f"{s.label} holds ({building_value} v {tank_value}): {damage.replace('_', ' ')} to {tank.label}, " \
+            f"which stops in front of it; +1 pin"
+    effects = ([Effect("tank_result", tank.id, note="superficial")] if building_value == tank_value else [])
+    effects += _collapse(state, s) + [Effect("went_down", tank.id), pin]
+    how = "tie: superficial damage to the tank and" if building_value == tank_value else "the tank wins:"
+    return effects, f"{tank_value} v {building_value}, {how} {s.label} collapses; {tank.label} halts in the " \
+                    f"rubble, Down; +1 pin"
+
+
+@action(
+    "ba_damage", "ba", "Damage rolls for hits on a unit inside",
+    Field("target", "unit", "Unit hit"),
+    Field("hits", "int", "Hits", min=1, max=60),
+    Field("source", "choice", "Hits from", default="small_arms",
+          choices=(("small_arms", "Small arms / other weapons"), ("he", "HE"), ("flamethrower", "Flamethrower"))),
+    Field("pen", "int", "Penetration value", default=0, min=0, max=10),
+    Field("close_quarters", "bool", "Close quarters?", default=False),
+    source=f"{SOURCE} 'Extra protection', 'HE weapons against buildings', 'Bunkers' (BA-19, BA-23, BA-55, A-BA-8)",
+)
+def resolve_ba_damage(state, inp, dice):
+    u, hits, source = inp["target"], inp["hits"], inp["source"]
+    s = state.structures.get(u.structure)
+    if s is not None and s.is_bunker and source == "he":
+        refuse("source", source, f"HE never damages units inside a bunker such as {s.label}")
+    need = damage_needed(u, source, inp["pen"], inp["close_quarters"])
+    rolled = dice.pool(hits, 6, f"Damage on {u.label} ({need}+)", at_least=need)
+    n = min(rolled, u.models)
+    effects = [Effect("casualties", u.id, n)] if n else []
+    if n and n == u.models:
+        effects.append(Effect("unit_destroyed", u.id))
+    return effects, f"{hits} hits on {u.label} needing {need}+: {n} casualt{'y' if n == 1 else 'ies'}"

@@ -1,0 +1,130 @@
+"""LaserGrenadiers sequence of play (seed 002): initiative, uncontrolled events, activation, passing."""
+
+from __future__ import annotations
+
+from . import tables
+from .inputs import Field, action, refuse
+from .outcome import Effect
+
+SOURCE = "seed 002_036456bcf1519ecb.txt"
+
+
+def _owing(state, side):
+    return [state.units[uid] for uid in state.sequence.pending_morale
+            if uid in state.units and state.units[uid].side == side]
+
+
+def _can_act(state, side):
+    seq = state.sequence
+    return any(u.side == side and not u.destroyed and u.id not in seq.activated for u in state.units.values())
+
+
+@action(
+    "lg_initiative", "lg", "Roll for initiative",
+    source=f"{SOURCE} 'Determining initiative', 'Uncontrolled Events' (LG-32, LG-33, LG-41..44, A-LG-20)",
+    exact=False,
+    help="Each side rolls a d10, lowest wins; ties are re-rolled (each tie is an uncontrolled event when that "
+         "option is on)",
+)
+def resolve_lg_initiative(state, inp, dice):
+    seq, events_on = state.sequence, state.options.uncontrolled_events
+    if seq.rolled:
+        refuse("action", "lg_initiative", f"initiative was already rolled in turn {state.turn}")
+    a, b = seq.sides
+    ties, rolls = 0, []
+    while True:
+        again = f" (re-roll {len(rolls)})" if rolls else ""
+        ra = dice.die(10, f"Initiative, side {a}{again}")
+        rb = dice.die(10, f"Initiative, side {b}{again}")
+        rolls.append(f"{ra}/{rb}")
+        if ra != rb:
+            break
+        ties += events_on
+    winner = a if ra < rb else b
+    effects = [Effect("initiative", winner)]
+    words = [f"Initiative {', '.join(rolls)}: side {winner} wins"]
+    # Event 1 affects the winner, event 2 the other side, and so on alternately (LG-42).
+    for i in range(ties):
+        affected = winner if i % 2 == 0 else seq.other(winner)
+        roll = dice.die(10, f"Uncontrolled event {i + 1} for side {affected}")
+        row = tables.UNCONTROLLED_EVENTS[roll - 1]
+        helped = affected if row["beneficiary"] == "player" else seq.other(affected)
+        effects.append(Effect("uncontrolled_event", affected, roll, ref=helped, note=row["name"]))
+        words.append(f"event {i + 1} for side {affected}: {roll} {row['name']} (benefits side {helped})")
+    return effects, "; ".join(words)
+
+
+@action(
+    "lg_activate", "lg", "Activate a piece",
+    Field("unit", "unit", "Piece"),
+    Field("fireteam", "bool", "Whole fireteam?", default=False, help="Fireteam initiative (optional rule)"),
+    source=f"{SOURCE} 'Using the initiative', 'Marking moved pieces', 'Fireteam Initiative' (LG-36..38, "
+           "LG-45, LG-48, A-LG-22)",
+)
+def resolve_lg_activate(state, inp, dice):
+    seq, u = state.sequence, inp["unit"]
+    if seq.initiative is None:
+        refuse("action", "lg_activate", "roll for initiative first")
+    if u.side != seq.initiative:
+        refuse("unit", u.id, f"side {seq.initiative} holds the initiative, not side {u.side}")
+    if u.id in seq.activated:
+        refuse("unit", u.id, f"{u.label} has already had its initiative this turn")
+    team = [u]
+    if inp["fireteam"]:
+        if not state.options.fireteam_initiative:
+            refuse("fireteam", True, "fireteam initiative is not in use in this battle")
+        if not u.fireteam:
+            refuse("fireteam", True, f"{u.label} is not in a fireteam")
+        team = sorted((x for x in state.units.values() if x.side == u.side and x.fireteam == u.fireteam
+                       and not x.destroyed and x.id not in seq.activated), key=lambda x: x.id)
+    effects = []
+    for x in team:
+        # The piece's owed morale check is made as part of its activation (LG-36).
+        if x.id in seq.pending_morale:
+            effects.append(Effect("morale_checked", x.id))
+        effects.append(Effect("activated", x.id, note=f"fireteam {u.fireteam}" if inp["fireteam"] else ""))
+    done = {x.id for x in team} | set(seq.activated)
+    other = seq.other(u.side)
+    if any(x.side == other and not x.destroyed and x.id not in done for x in state.units.values()):
+        nxt = other
+    else:
+        nxt = u.side  # the other side has nothing left to move: keep going (A-LG-22)
+    effects.append(Effect("initiative", nxt))
+    names = ", ".join(x.label for x in team)
+    return effects, f"Side {u.side} activates {names}; side {nxt} has the initiative"
+
+
+@action(
+    "lg_pass", "lg", "Pass the initiative",
+    source=f"{SOURCE} 'Determining initiative' d, 'The Tactics of Passing', end of turn (LG-34, LG-35, LG-39, "
+           "A-LG-7, A-LG-21)",
+)
+def resolve_lg_pass(state, inp, dice):
+    seq = state.sequence
+    side = seq.initiative
+    if side is None:
+        refuse("action", "lg_pass", "roll for initiative first")
+    owing = _owing(state, side)
+    if owing:
+        refuse("action", "lg_pass", f"side {side} may not pass: {', '.join(u.label for u in owing)} must still "
+                                    "check morale")
+    streak = seq.pass_streak + 1
+    effects = [Effect("passed", side, streak), Effect("initiative", seq.other(side))]
+    words = f"Side {side} passes ({streak} in a row)"
+    if streak >= tables.LG_PASSES_TO_END_TURN:
+        if seq.pending_morale:
+            return effects, words + "; the turn cannot end while morale checks are owed"
+        return effects + [Effect("turn_ended", side)], words + f": both sides passed twice, turn {state.turn} ends"
+    return effects, words
+
+
+@action(
+    "lg_morale", "lg", "Mark a morale check owed or made",
+    Field("unit", "unit", "Piece"),
+    Field("owed", "bool", "Owes a morale check?", default=True),
+    source=f"{SOURCE} 'Morale Check', passing restriction (LG-35, LG-36)",
+)
+def resolve_lg_morale(state, inp, dice):
+    u, owed = inp["unit"], inp["owed"]
+    return [Effect("morale_owed" if owed else "morale_checked", u.id)], \
+        f"{u.label} {'owes' if owed else 'has made'} a morale check"

@@ -1,0 +1,380 @@
+"""The battle as the rules see it: frozen, slotted, JSON-friendly records.
+
+Field names follow the database models (apps/structures, apps/armies, apps/battles) so the
+battle screen can build a state from rows without a translation table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from functools import cache
+
+from . import tables
+
+SIDES = ("A", "B")
+FACINGS = ("front", "side", "rear")
+
+
+# ---------------------------------------------------------------------------- serialisation
+
+@cache
+def _hints(cls):
+    return typing.get_type_hints(cls)
+
+
+def to_jsonable(obj):
+    if dataclasses.is_dataclass(obj):
+        return obj.to_dict()
+    if isinstance(obj, (tuple, list)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    return obj
+
+
+def _build(tp, data):
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if data is None:
+            return None
+        classes = [a for a in args if dataclasses.is_dataclass(a)]
+        if classes and isinstance(data, dict):
+            return classes[0].from_dict(data)
+        tuples = [a for a in args if typing.get_origin(a) is tuple]
+        return _build(tuples[0], data) if tuples and isinstance(data, list) else data
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_build(args[0], v) for v in data)
+        return tuple(_build(a, v) for a, v in zip(args, data))
+    if origin is dict:
+        return {k: _build(args[1], v) for k, v in data.items()}
+    if dataclasses.is_dataclass(tp):
+        return tp.from_dict(data)
+    if tp is float and isinstance(data, int):
+        return float(data)
+    return data
+
+
+class Record:
+    """to_dict/from_dict for the dataclasses here and in outcome.py. Unknown keys are ignored, so
+    a newer log or an options dict with house rules still loads."""
+
+    __slots__ = ()
+
+    def to_dict(self):
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data):
+        hints = _hints(cls)
+        return cls(**{f.name: _build(hints[f.name], data[f.name])
+                      for f in dataclasses.fields(cls) if f.name in data})
+
+    def replace(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+# ---------------------------------------------------------------------------- structures
+
+@dataclass(frozen=True, slots=True)
+class Floor(Record):
+    level: int
+    unit: str | None = None  # Bolt Action: one unit per floor
+    openings: dict[str, int] = field(default_factory=dict)  # side -> windows, doors and gaps
+    roof: bool = False  # an accessible flat roof is the top floor
+
+    @property
+    def label(self):
+        return "flat roof" if self.roof else ("ground floor" if self.level == 0 else f"floor {self.level}")
+
+
+@dataclass(frozen=True, slots=True)
+class Fire(Record):
+    size: float  # square inches burning
+    started_turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class CrewWeapon(Record):
+    name: str
+    crew: int | str | None = None  # men it needs; "all" = the whole crew; None = none
+    location: str = ""  # Main Gun, Infantry, Coaxial, FG…
+    destroyed: bool = False
+    light_mg: bool = False  # the only weapon a crew may carry out (seed 003)
+
+
+@dataclass(frozen=True, slots=True)
+class CrewState(Record):
+    side: str
+    men: int
+    nco: int = 1
+    pins: int = 0
+    routed: bool = False
+    penetrating_hits: int = 0
+    weapons: tuple[CrewWeapon, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SheetLocation(Record):
+    location: str
+    d10_from: int
+    d10_to: int
+    av: int
+
+
+@dataclass(frozen=True, slots=True)
+class SheetWeapon(Record):
+    name: str
+    crew: int | str | None = None
+    location: str | None = None
+    range: int | None = None
+    rof: int | None = None
+    ap: int | None = None
+    mm: int | None = None
+    dm: int | None = None
+    special: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FortSheet(Record):
+    """A Disposable Heroes fortification card (seed 003). Its dict form is the JSON the
+    BunkerSheet model stores: locations {"front": [...], "side": [...], "rear": [...], "top": {"av": n}}."""
+
+    slug: str
+    name: str
+    kind: str = "bunker"  # bunker | fort
+    dm: int = 0
+    crew_total: int = 0
+    leaders: dict[str, int] = field(default_factory=dict)
+    locations: dict[str, tuple[SheetLocation, ...]] = field(default_factory=dict)
+    top_av: int | None = None
+    weapons: tuple[SheetWeapon, ...] = ()
+    features: tuple[str, ...] = ()
+    penetration_weapon: str = ""
+    penetration_row: tuple[int, ...] = ()
+    kind_note: str = ""
+    note: str = ""
+
+    def to_dict(self):
+        d = Record.to_dict(self)
+        top = d.pop("top_av")
+        d["locations"] = {**d["locations"], "top": {"av": top}}
+        return d
+
+    @classmethod
+    def from_dict(cls, data):
+        data = dict(data)
+        locations = dict(data.get("locations") or {})
+        top = locations.pop("top", None) or {}
+        data["locations"] = locations
+        data["top_av"] = top.get("av")
+        return Record.from_dict.__func__(cls, data)
+
+    def location_for(self, facing, face):
+        return next((loc for loc in self.locations.get(facing, ()) if loc.d10_from <= face <= loc.d10_to), None)
+
+
+@dataclass(frozen=True, slots=True)
+class StructureState(Record):
+    id: str
+    kind: str = "building"
+    name: str = ""
+    wall_material: str | None = None
+    roof_material: str | None = None
+    wall_ac: int | None = None  # when set, overrides the material's class (military materials: Rule 16)
+    roof_ac: int | None = None
+    construction: str = "other"  # wooden | brick | stone | concrete | earth | metal | other
+    flammable: bool = False  # contains wood, fabric, plastic… whatever its walls are made of
+    flimsy: bool = False
+    floors: tuple[Floor, ...] = (Floor(0),)
+    area: float = 36.0  # square inches: how far a fire can grow
+    damage_max: int = 0
+    damage_taken: int = 0
+    fire: Fire | None = None
+    collapsed: bool = False
+    destroyed: bool = False  # untenable: nobody may occupy it or move through it
+    impassable: bool = False
+    breach_needed: int = 0
+    breach_scored: int = 0
+    breached: bool = False
+    crew: CrewState | None = None
+    sheet: FortSheet | None = None
+
+    @property
+    def label(self):
+        return self.name or self.id
+
+    @property
+    def is_bunker(self):
+        """Bolt Action's bunker rules cover bunkers, pillboxes and every reinforced structure."""
+        return self.kind in tables.FORTIFICATION_KINDS
+
+    def floor(self, level):
+        floors = self.floors
+        if 0 <= level < len(floors) and floors[level].level == level:  # the usual layout: index = level
+            return floors[level]
+        return next((f for f in floors if f.level == level), None)
+
+    @property
+    def top_floor(self):
+        return max(f.level for f in self.floors)
+
+    def armour_class(self, surface):
+        explicit = self.roof_ac if surface == "roof" else self.wall_ac
+        if explicit is not None:
+            return explicit
+        material = self.roof_material if surface == "roof" else self.wall_material
+        table = tables.ROOF_ARMOR_CLASS if surface == "roof" else tables.MATERIAL_ARMOR_CLASS
+        return table.get(material)
+
+    def is_flammable(self, surface):
+        material = self.roof_material if surface == "roof" else self.wall_material
+        return self.flammable or material in tables.FLAMMABLE_MATERIALS
+
+    @property
+    def damage_pct(self):
+        return 100 * self.damage_taken / self.damage_max if self.damage_max else 0
+
+
+# ---------------------------------------------------------------------------- units and weapons
+
+@dataclass(frozen=True, slots=True)
+class UnitState(Record):
+    id: str
+    side: str
+    kind: str = "infantry"  # infantry | artillery | vehicle
+    name: str = ""
+    tank_class: str = ""  # "" | heavy | super_heavy
+    experience: str = "regular"  # inexperienced | regular | veteran
+    models: int = 1
+    down: bool = False
+    pins: int = 0
+    acted: bool = False
+    incapacitated: bool = False
+    morale_check_pending: bool = False
+    fireteam: str = ""
+    destroyed: bool = False
+    structure: str | None = None
+    floor: int | None = None
+    position: tuple[float, float] | None = None
+    weapons: tuple[str, ...] = ()
+
+    @property
+    def label(self):
+        return self.name or self.id
+
+
+@dataclass(frozen=True, slots=True)
+class WeaponProfile(Record):
+    key: str
+    name: str
+    ruleset: str
+    # LaserGrenadiers (seed 004)
+    weapon_type: str = ""  # key of tables.ATTACK_FACTOR, e.g. fusion_small_arms, laser_cannon
+    attack_factor: int | None = None  # overrides the type's factor (weapon charts)
+    range_factor: float | None = None
+    min_range: float | None = None
+    rof_code: str = ""  # A B P R S
+    weapon_class: str = ""  # L M H G U
+    effect_area: float = 0.0  # inches; 0 = none
+    detection_effect: int = 0
+    barrels: int = 1
+    vehicle_only: bool = False
+    variable_fire: bool = False
+    convergence: bool = False
+    # Bolt Action (seed 001)
+    he_value: str = ""  # D3 D6 2D6 3D6
+    flamethrower: bool = False
+    heavy_weapon: bool = False
+    heavy_howitzer: bool = False
+    indirect: bool = False
+    # Disposable Heroes (seed 003)
+    dh_category: str = ""  # small_arms main_gun infantry_at atr flamethrower explosives
+    ap: int | None = None
+    rof: int | None = None
+    mm: int | None = None
+    dm: int | None = None
+    penetration_row: tuple[int, ...] = ()
+
+
+# ---------------------------------------------------------------------------- battle
+
+@dataclass(frozen=True, slots=True)
+class BattleOptions(Record):
+    ruleset: str = "ba"  # lg | ba | dh
+    damage_variant: int = 0  # 0 = no damage points, else LG variant 1/2/3
+    collapse_check: bool = False
+    fires: bool = True
+    uncontrolled_events: bool = False
+    fireteam_initiative: bool = False
+    weather: str = "clear"  # clear | mist | rain | very_strong_wind
+    dh_overlap: str = "11+"  # PH table: "11+" (9–10, then 11 or more) or "10+" (9, then 10 or more)
+    section_size: int = 10  # DH: men per unit when a crew leaves its fortification
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord(Record):
+    roll: int
+    name: str
+    affects: str  # side whose forces the event affects (who rolled it)
+    beneficiary: str
+    turn: int
+    until_turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceState(Record):
+    """LaserGrenadiers sequence of play (seed 002)."""
+
+    sides: tuple[str, str] = SIDES
+    initiative: str | None = None
+    rolled: bool = False
+    pass_streak: int = 0
+    activated: tuple[str, ...] = ()
+    pending_morale: tuple[str, ...] = ()
+    events: tuple[EventRecord, ...] = ()
+
+    def other(self, side):
+        return self.sides[1] if side == self.sides[0] else self.sides[0]
+
+
+@dataclass(frozen=True, slots=True)
+class BattleState(Record):
+    structures: dict[str, StructureState] = field(default_factory=dict)
+    units: dict[str, UnitState] = field(default_factory=dict)
+    weapons: dict[str, WeaponProfile] = field(default_factory=dict)
+    turn: int = 1
+    options: BattleOptions = BattleOptions()
+    sequence: SequenceState = SequenceState()
+    upkeep_turn: int = 0  # the last turn whose start-of-turn upkeep was resolved
+
+    @classmethod
+    def build(cls, structures=(), units=(), weapons=(), **kwargs):
+        """A state from lists, with each floor's occupant filled in from the units."""
+        units = {u.id: u for u in units}
+        built = {}
+        for s in structures:
+            inside = {u.floor: u.id for u in units.values() if u.structure == s.id and not u.destroyed}
+            built[s.id] = s.replace(floors=tuple(f.replace(unit=f.unit or inside.get(f.level)) for f in s.floors))
+        if isinstance(kwargs.get("options"), dict):
+            kwargs["options"] = BattleOptions.from_dict(kwargs["options"])
+        seq = kwargs.get("sequence")
+        if seq is None:
+            pending = tuple(u.id for u in units.values() if u.morale_check_pending)
+            kwargs["sequence"] = SequenceState(pending_morale=pending)
+        return cls(built, units, {w.key: w for w in weapons}, **kwargs)
+
+    def occupants(self, structure_id, floor=None):
+        """Units inside a structure (on one floor if given), in floor order."""
+        inside = [u for u in self.units.values()
+                  if u.structure == structure_id and not u.destroyed and (floor is None or u.floor == floor)]
+        return sorted(inside, key=lambda u: (u.floor or 0, u.id))
+
+    def weapon(self, key):
+        return self.weapons.get(key) or WEAPONS.get(key)
+
+
+WEAPONS = {d["key"]: WeaponProfile.from_dict(d) for d in tables.EXAMPLE_WEAPONS}

@@ -1,0 +1,75 @@
+"""End of turn and start-of-turn upkeep, for every ruleset."""
+
+from __future__ import annotations
+
+from . import tables
+from .inputs import Field, action, refuse
+from .outcome import Effect
+
+SOURCE = "seed 000_a54802e4177f400e.txt"
+
+
+@action(
+    "end_turn", "any", "End the turn",
+    source="seed 002_036456bcf1519ecb.txt 'End phase' and end-of-turn note (LG-39); a turn counter for BA and DH",
+)
+def resolve_end_turn(state, inp, dice):
+    if state.options.ruleset == "lg" and state.sequence.pending_morale:
+        owing = [state.units[u].label for u in state.sequence.pending_morale if u in state.units]
+        refuse("action", "end_turn", f"the turn cannot end while morale checks are owed ({', '.join(owing)})")
+    return [Effect("turn_ended", "")], f"Turn {state.turn} ends"
+
+
+def _grow(state, s):
+    """LG-28/29: doubles (triples in very strong wind) every second turn after it started, up to the size of
+    what is burning (A-LG-15)."""
+    elapsed = state.turn - s.fire.started_turn
+    if elapsed <= 0 or elapsed % tables.FIRE_GROWTH_PERIOD:
+        return None
+    factor = tables.FIRE_GROWTH_FACTOR["very_strong_wind" if state.options.weather == "very_strong_wind"
+                                       else "normal"]
+    size = s.fire.size * factor
+    size = min(size, s.area) if s.area else size
+    return size if size > s.fire.size else None
+
+
+def collapse_stands_on(damage_taken, damage_max):
+    """A-LG-2: damage % rounded down to tens; stands on d10 ≤ 10 − tens. None below 10 % (no check)."""
+    tens = (100 * damage_taken // damage_max) // 10 if damage_max else 0
+    return 10 - tens if 1 <= tens < 10 else None
+
+
+@action(
+    "upkeep", "any", "Start-of-turn upkeep",
+    Field("structure", "structure", "Only this structure", required=False),
+    source=f"{SOURCE} 'Creating a point system' 3 and 'Fires' 4–5 (LG-21, LG-28..30, A-LG-2, A-LG-15)",
+    help="Fires grow, burning structures attack the pieces inside, damaged structures check for collapse",
+)
+def resolve_upkeep(state, inp, dice):
+    if state.upkeep_turn >= state.turn:
+        refuse("action", "upkeep", f"the upkeep for turn {state.turn} was already resolved")
+    opts = state.options
+    chosen = [inp["structure"]] if inp["structure"] else [state.structures[k] for k in sorted(state.structures)]
+    effects, words = [], []
+    for s in chosen:
+        if s.fire is not None and opts.fires and not s.collapsed:
+            size = _grow(state, s)
+            if size is not None:
+                effects.append(Effect("fire_grown", s.id, size))
+                words.append(f"fire in {s.label} grows to {size:g} sq in")
+            if opts.ruleset == "lg":
+                for u in state.occupants(s.id):
+                    effects.append(Effect("fire_attack", u.id, tables.FIRE_ATTACK_FACTOR, ref=s.id))
+                    words.append(f"fire attacks {u.label} (AF {tables.FIRE_ATTACK_FACTOR})")
+        stands_on = collapse_stands_on(s.damage_taken, s.damage_max) if opts.collapse_check else None
+        if stands_on is not None and not (s.collapsed or s.destroyed):
+            pct = 100 * s.damage_taken // s.damage_max
+            roll = dice.die(10, f"Collapse check, {s.label} ({pct}% damaged)", key=lambda v: v <= stands_on,
+                            target=f"stands on 1–{stands_on}")
+            if roll > stands_on:
+                effects += [Effect("collapse", s.id), Effect("untenable", s.id)]
+                words.append(f"{s.label} collapses ({pct}% damaged, stands only on 1–{stands_on})")
+            else:
+                words.append(f"{s.label} stands")
+    effects.append(Effect("upkeep_done", ""))
+    return effects, f"Turn {state.turn} upkeep: " + ("; ".join(words) or "nothing to do")

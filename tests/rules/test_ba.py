@@ -1,0 +1,286 @@
+"""Bolt Action buildings and bunkers: seed 001."""
+
+import pytest
+
+from apps.rules import ActionRefused, InputError, ScriptedDice, apply, odds, resolve
+from apps.rules.ba import damage_needed, halve_up, max_shooters, plunging_fire_bonus, to_hit_modifier, entry_problem
+from apps.rules.state import Floor
+
+from .builders import battle, building, bunker, unit
+
+
+def kinds(out):
+    return [(e.type, e.target) for e in out.effects]
+
+
+def house(n=3, units=(), **kw):
+    return battle("ba", [building("house", n, **kw)], units)
+
+
+def squad(uid="sq", floor=0, **kw):
+    return unit(uid, structure="house", floor=floor, **kw)
+
+
+# -------------------------------------------------------------- HE over open sights
+
+@pytest.mark.parametrize("faces, collapses", [([6, 3], False), ([6, 4], True), ([5, 4], False)])
+def test_2d6_he_collapses_at_ten_hits(faces, collapses):
+    state = house(units=[squad(), squad("up", floor=1)])
+    out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes"},
+                  ScriptedDice(faces))
+    assert (("collapse", "house") in kinds(out)) is collapses
+    if collapses:
+        assert ("unit_destroyed", "sq") in kinds(out) and ("unit_destroyed", "up") in kinds(out)
+        after = apply(state, out)
+        assert after.structures["house"].collapsed and after.units["up"].destroyed
+    else:
+        assert [e.n for e in out.effects if e.type == "hits"] == [sum(faces)]
+
+
+def test_3d6_he_ten_hits_collapse_even_when_the_unit_went_down():
+    state = house(units=[squad()])
+    out = resolve("ba_he", state, {"weapon": "he_3d6", "structure": "house", "target": "sq", "hit": "yes",
+                                   "went_down": "yes"}, ScriptedDice([5, 3, 2]))
+    assert ("collapse", "house") in kinds(out)
+
+
+@pytest.mark.parametrize("faces, hits", [([6, 3], 5), ([4, 4], 4), ([1, 2], 2)])
+def test_going_down_halves_hits_rounding_up(faces, hits):
+    state = house(units=[squad()])
+    out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes",
+                                   "went_down": "yes"}, ScriptedDice(faces))
+    assert [e.n for e in out.effects if e.type == "hits"] == [hits]
+    assert apply(state, out).units["sq"].down
+
+
+def test_d6_he_never_collapses_and_d3_is_a_d3():
+    assert halve_up(7) == 4 and halve_up(1) == 1
+    state = house(units=[squad()])
+    out = resolve("ba_he", state, {"weapon": "he_d3", "structure": "house", "target": "sq", "hit": "yes"},
+                  ScriptedDice([3]))
+    assert [e.n for e in out.effects if e.type == "hits"] == [3]
+    od = odds("ba_he", state, {"weapon": "he_d6", "structure": "house", "target": "sq", "hit": "yes"})
+    assert od.probability(lambda o: "collapse" in [e.type for e in o.effects]) == 0
+
+
+def test_only_a_unit_that_has_not_acted_may_go_down():
+    state = house(units=[squad(acted=True)])
+    with pytest.raises(InputError) as err:
+        resolve("ba_he", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes",
+                                 "went_down": "yes"}, ScriptedDice([1, 1]))
+    assert err.value.field == "went_down"
+
+
+def test_a_miss_does_nothing_and_rolls_nothing():
+    out = resolve("ba_he", house(units=[squad()]), {"weapon": "he_3d6", "structure": "house", "target": "sq",
+                                                    "hit": "no"}, ScriptedDice([]))
+    assert out.effects == () and out.dice == ()
+
+
+# -------------------------------------------------------------- bunkers
+
+@pytest.mark.parametrize("faces, collapses", [([6, 4, 1], False), ([6, 4, 2], True)])
+def test_bunker_collapses_at_twelve_not_ten(faces, collapses):
+    state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
+    out = resolve("ba_he", state, {"weapon": "he_3d6", "structure": "pillbox", "target": "sq", "hit": "yes"},
+                  ScriptedDice(faces))
+    assert (("collapse", "pillbox") in kinds(out)) is collapses
+    assert "hits" not in [e.type for e in out.effects]  # HE never damages troops in a bunker
+    assert ("pin", "sq") in kinds(out)
+
+
+def test_bunker_barrage_and_air_strike_threshold_is_twelve():
+    state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
+    assert resolve("ba_barrage", state, {"structure": "pillbox", "hits": "sq=11"}, ScriptedDice([])).effects == ()
+    assert ("collapse", "pillbox") in kinds(resolve("ba_barrage", state, {"structure": "pillbox", "hits": "sq=12"},
+                                                    ScriptedDice([])))
+
+
+def test_he_damage_rolls_are_refused_in_a_bunker():
+    state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
+    with pytest.raises(ActionRefused):
+        resolve("ba_damage", state, {"target": "sq", "hits": 3, "source": "he"}, ScriptedDice([]))
+
+
+# -------------------------------------------------------------- indirect fire and air strikes
+
+def test_floor_roll_from_the_top():
+    """BA-27 example: 3-floor house, 2 then 5 → explodes on floor 1; 1 then 3 → ground floor."""
+    state = house(units=[squad(floor=2)])
+    inp = {"weapon": "mortar_2d6", "structure": "house", "target": "sq", "hit": "yes"}
+    out = resolve("ba_indirect", state, inp, ScriptedDice([2, 5, 1, 1]))
+    assert out.effects[0].floor == 1
+    out = resolve("ba_indirect", state, inp, ScriptedDice([1, 3, 6, 6]))
+    assert out.effects[0].floor == 0 and ("collapse", "house") in kinds(out)
+
+
+def test_ground_floor_always_explodes_and_empty_floors_still_roll_hits():
+    state = battle("ba", [building("house", 1)], [])
+    out = resolve("ba_indirect", state, {"weapon": "mortar_2d6", "structure": "house", "floor": 0, "hit": "yes"},
+                  ScriptedDice([5, 5]))
+    assert kinds(out) == [("floor_hit", "house"), ("collapse", "house")]
+    od = odds("ba_indirect", house(units=[squad(floor=2)]),
+              {"weapon": "mortar_2d6", "structure": "house", "target": "sq", "hit": "yes"})
+    floors = {m.key: m.value for m in od.marginals if m.key.startswith("floor_hit")}
+    assert floors == {"floor_hit:house:2": 0.5, "floor_hit:house:1": 0.25, "floor_hit:house:0": 0.25}
+
+
+def test_empty_floor_hit_can_bring_down_a_building_on_the_unit_below():
+    """BA-28 example: 2D6 explodes on empty floor 2, rolls 6+5 → collapse, the unit on floor 0 dies."""
+    state = house(units=[squad(floor=0)])
+    out = resolve("ba_indirect", state, {"weapon": "mortar_2d6", "structure": "house", "target": "sq", "hit": "yes"},
+                  ScriptedDice([6, 6, 5]))
+    assert kinds(out) == [("floor_hit", "house"), ("collapse", "house"), ("unit_destroyed", "sq")]
+
+
+def test_direct_fire_weapons_cannot_fire_indirect_but_can_be_an_air_strike():
+    state = house(units=[squad()])
+    with pytest.raises(ActionRefused):
+        resolve("ba_indirect", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes"},
+                ScriptedDice([]))
+    out = resolve("ba_indirect", state, {"weapon": "he_2d6", "mode": "air_strike", "structure": "house",
+                                         "target": "sq", "hit": "yes"}, ScriptedDice([1, 2, 4, 3]))
+    assert out.effects[0].floor == 0
+
+
+# -------------------------------------------------------------- flamethrowers
+
+@pytest.mark.parametrize("face, fire", [(4, True), (3, False)])
+def test_flamethrower_sets_a_building_alight_on_4_plus(face, fire):
+    state = battle("ba", [building("house", 2)],
+                   [unit("sq", structure="house", floor=0), unit("gun", kind="artillery", structure="house", floor=1)])
+    out = resolve("ba_flamethrower", state, {"weapon": "ba_flamethrower", "structure": "house", "target": "sq",
+                                             "hit": "yes", "hits": 5}, ScriptedDice([face]))
+    assert ("hits", "sq") in kinds(out)
+    if fire:
+        assert {("fire_started", "house"), ("impassable", "house"), ("abandon", "sq"),
+                ("unit_destroyed", "gun")} <= set(kinds(out))
+        after = apply(state, out)
+        assert after.structures["house"].impassable and after.units["sq"].structure is None
+        assert after.structures["house"].floor(0).unit is None and after.units["gun"].destroyed
+    else:
+        assert ("fire_started", "house") not in kinds(out)
+
+
+def test_flamethrower_needs_an_opening_and_never_burns_a_bunker():
+    blank = building("house", 1).replace(floors=(Floor(0, openings={"rear": 1}),))
+    state = battle("ba", [blank, bunker()], [unit("sq", structure="house", floor=0),
+                                             unit("b", structure="pillbox", floor=0)])
+    with pytest.raises(ActionRefused) as err:
+        resolve("ba_flamethrower", state, {"weapon": "ba_flamethrower", "structure": "house", "target": "sq",
+                                           "side": "front", "hit": "yes"}, ScriptedDice([]))
+    assert (err.value.field, err.value.value) == ("side", "front")
+    out = resolve("ba_flamethrower", state, {"weapon": "ba_flamethrower", "structure": "pillbox", "target": "b",
+                                             "hit": "yes", "hits": 4}, ScriptedDice([]))
+    assert out.dice == () and kinds(out) == [("hits", "b")]
+
+
+def test_flamethrower_fire_roll_even_on_a_miss():
+    state = house(n=1, units=[squad()])
+    out = resolve("ba_flamethrower", state, {"weapon": "ba_flamethrower", "structure": "house", "target": "sq",
+                                             "hit": "no"}, ScriptedDice([6]))
+    assert ("fire_started", "house") in kinds(out)
+
+
+# -------------------------------------------------------------- barrages
+
+def test_barrage_totals_heavy_howitzer_hits_per_building():
+    """BA-38 example: 6 and 5 heavy-howitzer hits → 11 → collapse, both destroyed."""
+    state = house(units=[squad(), squad("up", floor=1)])
+    out = resolve("ba_barrage", state, {"structure": "house", "hits": {"sq": 6, "up": 5}}, ScriptedDice([]))
+    assert kinds(out) == [("collapse", "house"), ("unit_destroyed", "sq"), ("unit_destroyed", "up")]
+    out = resolve("ba_barrage", state, {"structure": "house", "hits": "sq=6,up=3"}, ScriptedDice([]))
+    assert [(e.target, e.n) for e in out.effects] == [("sq", 6), ("up", 3)]
+
+
+# -------------------------------------------------------------- tanks
+
+def tank_battle(construction="brick", tank_class="heavy", **kw):
+    return battle("ba", [building("house", 2, construction=construction, **kw)],
+                  [unit("tank", "A", kind="vehicle", tank_class=tank_class, models=1), squad()])
+
+
+@pytest.mark.parametrize("tank_face, bld, result", [
+    (3, [6, 5, 4], "building"),  # 13 v 15
+    (3, [6, 5, 2], "tie"),  # 13 v 13
+    (3, [6, 5, 1], "tank"),  # 13 v 12
+])
+def test_heavy_tank_ram_three_outcomes(tank_face, bld, result):
+    state = tank_battle()
+    out = resolve("ba_tank_ram", state, {"tank": "tank", "structure": "house"}, ScriptedDice([tank_face, *bld]))
+    k = kinds(out)
+    assert ("pin", "tank") in k
+    assert (("collapse", "house") in k) is (result != "building")
+    assert (("went_down", "tank") in k) is (result != "building")
+    notes = [e.note for e in out.effects if e.type == "tank_result"]
+    assert notes == {"building": ["ram_damage"], "tie": ["superficial"], "tank": []}[result]
+
+
+def test_super_heavy_tank_ties_a_brick_building_at_sixteen():
+    """BA-47 example: super-heavy 5+11 = 16 v brick 16 → superficial damage, building destroyed."""
+    out = resolve("ba_tank_ram", tank_battle(tank_class="super_heavy"), {"tank": "tank", "structure": "house"},
+                  ScriptedDice([5, 6, 6, 4]))
+    assert [e.note for e in out.effects if e.type == "tank_result"] == ["superficial"]
+    assert ("collapse", "house") in kinds(out) and ("unit_destroyed", "sq") in kinds(out)
+
+
+def test_wooden_building_only_superficially_damages_the_tank():
+    out = resolve("ba_tank_ram", tank_battle("wooden"), {"tank": "tank", "structure": "house"},
+                  ScriptedDice([1, 6, 6]))
+    assert [e.note for e in out.effects if e.type == "tank_result"] == ["superficial"]
+
+
+def test_who_may_ram_what():
+    with pytest.raises(ActionRefused):
+        resolve("ba_tank_ram", tank_battle(tank_class=""), {"tank": "tank", "structure": "house"}, ScriptedDice([]))
+    with pytest.raises(ActionRefused):
+        resolve("ba_tank_ram", tank_battle("concrete"), {"tank": "tank", "structure": "house"}, ScriptedDice([]))
+    state = battle("ba", [bunker()], [unit("tank", "A", kind="vehicle", tank_class="super_heavy", models=1)])
+    with pytest.raises(ActionRefused) as err:
+        resolve("ba_tank_ram", state, {"tank": "tank", "structure": "pillbox"}, ScriptedDice([]))
+    assert err.value.field == "structure"
+    shed = resolve("ba_tank_ram", tank_battle(flimsy=True), {"tank": "tank", "structure": "house"}, ScriptedDice([]))
+    assert shed.dice == () and ("collapse", "house") in kinds(shed)
+
+
+# -------------------------------------------------------------- shooting at and from units inside
+
+@pytest.mark.parametrize("experience, need", [("inexperienced", 4), ("regular", 5), ("veteran", 6)])
+def test_extra_protection(experience, need):
+    inside = squad(experience=experience)
+    assert damage_needed(inside) == need
+    assert damage_needed(inside, "he") == need - 1
+    assert damage_needed(inside, "flamethrower") == need - 1
+    assert damage_needed(inside, close_quarters=True) == need - 1
+    assert damage_needed(inside, pen=1) == need - 1
+
+
+def test_damage_rolls_inside():
+    state = house(units=[squad(models=3)])
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 4}, ScriptedDice([4, 5, 6, 1]))
+    assert [(e.type, e.n) for e in out.effects] == [("casualties", 2)]
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 4, "source": "he"}, ScriptedDice([4, 5, 6, 1]))
+    assert [(e.type, e.n) for e in out.effects] == [("casualties", 3), ("unit_destroyed", 0)]
+
+
+def test_cover_modifiers():
+    house_ = building("house")
+    assert to_hit_modifier(house_) == -2 and to_hit_modifier(bunker()) == -4
+    assert to_hit_modifier(bunker(), flamethrower=True) == 0 and to_hit_modifier(house_, he=True) == 0
+
+
+def test_plunging_fire():
+    assert plunging_fire_bonus(1, 9, True) == 1
+    assert plunging_fire_bonus(0, 9, True) == 0
+    assert plunging_fire_bonus(1, 13, True) == 0
+    assert plunging_fire_bonus(2, 9, True, indirect=True) == 0  # already has its own +1
+
+
+def test_firing_out_and_moving_in():
+    h = building("house", 2).replace(floors=(Floor(0, openings={"front": 2, "left": 1}), Floor(1, roof=True)))
+    assert max_shooters(h, 0, "front") == 4 and max_shooters(h, 0, "left") == 2 and max_shooters(h, 0, "rear") == 0
+    assert max_shooters(h, 1, "rear") == 5
+    state = battle("ba", [h], [unit("a", structure="house", floor=0), unit("b"), unit("gun", kind="artillery")])
+    assert "one unit per floor" in entry_problem(state, state.units["b"], state.structures["house"])
+    assert entry_problem(state, state.units["b"], state.structures["house"], 1) is None
+    assert "only infantry" in entry_problem(state, state.units["gun"], state.structures["house"], 1)

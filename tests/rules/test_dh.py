@@ -1,0 +1,253 @@
+"""Disposable Heroes fortification variant: seed 003."""
+
+from fractions import Fraction
+
+import pytest
+
+from apps.rules import ActionRefused, InputError, ScriptedDice, apply, resolve, tables
+from apps.rules.dh import crew_riflemen, penetration_odds, ph_row, riflemen, validate_sheet
+from apps.rules.state import FortSheet
+
+from .builders import SHEETS, battle, fort
+
+
+def kinds(out):
+    return [(e.type, e.n) for e in out.effects]
+
+
+def dh(*structures, **options):
+    return battle("dh", structures, **options)
+
+
+MAIN_GUN = {"weapon": "dh_45mm", "structure": "fort", "facing": "front", "hit": "yes"}
+MISS = [1] * 10  # a blast pool in which every die is at or under any AP
+
+
+# -------------------------------------------------------------- crew arithmetic and sheets
+
+def test_crew_arithmetic_seed_example():
+    assert riflemen(10, [3, 3]) == 2  # 10 − 3 − 3 = 4 → 2
+
+
+@pytest.mark.parametrize("slug, men", [
+    ("soviet-at-hmg-loghouse", 3), ("soviet-rifle-pit", 4), ("soviet-t-34-turret-bunker", 0),
+    ("german-hmg-loghouse", 2), ("german-at-bunker", 2), ("german-hmg-blockhouse", 2),
+    ("german-concrete-blockhouse", 6), ("german-h-35-atlantic-wall-turret-bunker", 0)])
+def test_riflemen_on_every_sample_sheet(slug, men):
+    assert crew_riflemen(fort(slug).crew) == men
+
+
+def test_undermanned_and_destroyed_weapons():
+    assert riflemen(5, [3, 3]) == 0
+    assert riflemen(6, [3, 3]) == 0 and riflemen(7, [3, 3]) == 0 and riflemen(8, [3, 3]) == 1
+    assert riflemen(4, ["all", None]) == 0
+    crew = fort().crew
+    crew = crew.replace(weapons=(crew.weapons[0].replace(destroyed=True), crew.weapons[1]))
+    assert crew_riflemen(crew) == 3  # (10 − 3) // 2
+
+
+def test_eight_sample_sheets_and_a_blank_are_sound():
+    assert [d["name"] for d in tables.DH_SHEETS] == [
+        "Soviet AT/HMG Loghouse", "Soviet Rifle Pit", "Soviet T-34 Turret Bunker", "German HMG Loghouse",
+        "German AT Bunker", "German HMG Blockhouse", "German Concrete Blockhouse",
+        "German H-35 Atlantic Wall Turret Bunker"]
+    for d in tables.DH_SHEETS:
+        assert validate_sheet(d) == [], d["slug"]
+        assert FortSheet.from_dict(d).to_dict() == {k: v for k, v in d.items()}
+    assert validate_sheet(tables.DH_BLANK_SHEET, blank_ok=True) == []
+    assert ("locations.front[0].av", "is missing") in validate_sheet(tables.DH_BLANK_SHEET)
+
+
+def test_sheet_values_transcribed():
+    s = SHEETS["german-concrete-blockhouse"]
+    assert (s.kind, s.dm, s.crew_total, s.top_av) == ("fort", -3, 24, 75)
+    assert [(x.location, x.d10_from, x.d10_to, x.av) for x in s.locations["rear"]] == [
+        ("Walls", 1, 9, 175), ("Entrance", 10, 10, 75)]
+    assert SHEETS["german-at-bunker"].penetration_row == (17, 35, 53, 70, 88, 105, 123, 140, 158, 175)
+    assert SHEETS["german-h-35-atlantic-wall-turret-bunker"].locations["front"][1].av == 61
+
+
+def test_sheet_validation_names_each_problem():
+    bad = {**tables.DH_SHEETS[0],
+           "locations": {"front": [{"location": "Walls", "d10_from": 1, "d10_to": 8, "av": -5},
+                                   {"location": "Vision", "d10_from": 8, "d10_to": 9, "av": 10}],
+                         "side": [{"location": "Walls", "d10_from": 1, "d10_to": 10, "av": 75}],
+                         "rear": [{"location": "Walls", "d10_from": 1, "d10_to": 10, "av": 50}],
+                         "top": {"av": 25}},
+           "crew_total": 5, "penetration_row": [12, 24, 36, 30, 60, 72, 84, 96, 108, 120]}
+    problems = dict(validate_sheet(bad))
+    assert problems["locations.front[0].av"] == "must not be negative (-5)"
+    assert ("locations.front", "d10 results 10 hit no location") in validate_sheet(bad)
+    assert any(p == "locations.front" and "8 hit two" in m for p, m in validate_sheet(bad))
+    assert "cannot man" in problems["crew_total"]
+    assert "lower than the column before" in problems["penetration_row[3]"]
+    assert dict(validate_sheet({**tables.DH_SHEETS[0], "kind": "castle"}))["kind"]
+
+
+def test_penetration_odds_per_facing():
+    row = SHEETS["soviet-at-hmg-loghouse"].penetration_row  # the 45mm
+    odds = penetration_odds(SHEETS["german-hmg-loghouse"], row)
+    assert odds == {"front": Fraction(8, 10) * Fraction(3, 10) + Fraction(2, 10),
+                    "side": Fraction(3, 10), "rear": Fraction(8, 10) * Fraction(6, 10) + Fraction(2, 10) * Fraction(9, 10),
+                    "top": Fraction(8, 10)}
+
+
+# -------------------------------------------------------------- penetrating hits table
+
+@pytest.mark.parametrize("total, band", [(-3, "≤2"), (2, "≤2"), (3, "3–4"), (6, "5–6"), (8, "7–8"), (9, "9–10"),
+                                         (10, "9–10"), (11, "11+"), (15, "11+")])
+def test_ph_bands_with_the_overlap_read_as_9_10_then_11_plus(total, band):
+    assert ph_row(total)["band"] == band
+
+
+def test_ph_overlap_alternative_reading():
+    assert ph_row(9, "10+")["band"] == "9" and ph_row(10, "10+")["band"] == "10+"
+
+
+def test_overlap_at_ten_in_play():
+    state = dh(fort(penetrating_hits=4))  # 45mm DM −1, loghouse DM 0, 4 PH: d10 7 → 10
+    out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 9, 7, *MISS]))
+    assert ("destroyed", 0) in kinds(out) and out.of_type("ph_result")[0].note == "9–10"
+    alt = resolve("dh_main_gun", dh(fort(penetrating_hits=4), dh_overlap="10+"), MAIN_GUN, ScriptedDice([1, 9, 7]))
+    assert alt.of_type("ph_result")[0].note == "10+" and ("crew_casualties", 10) in kinds(alt)
+
+
+def test_location_and_penetration_from_the_sheet():
+    """DH-9/10: front d10 9 → Vision AV 10; 45mm pen d10 8 → 96 v AV 90 penetrates, 7 → 84 does not."""
+    state = dh(fort())
+    out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([9, 1, 1]))
+    assert out.of_type("location_hit")[0].note == "front Vision" and out.of_type("penetrated")
+    assert resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([3, 7])).of_type("not_penetrated")
+    assert resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([3, 8, 1])).of_type("penetrated")
+    rear = resolve("dh_main_gun", state, {**MAIN_GUN, "facing": "rear"}, ScriptedDice([3, 4]))
+    assert rear.of_type("location_hit")[0].note == "rear Walls" and "AV 60" in rear.dice[1].purpose
+
+
+def test_catalogue_example_45mm_against_the_german_hmg_loghouse():
+    """DH-12: d10 6 → 5: blast AP 6, Guts, 2 PH. Next d10 6 → 6 − 1 + 2 = 7: blast AP 8, PH 4, an MG34 lost."""
+    state = dh(fort())
+    blast = [1, 2, 3, 6, 7, 8, 9, 10, 10, 10]  # four at or under AP 6, six at or under AP 8
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice([1, 10, 6, *blast]))
+    assert out.of_type("ph_result")[0].note == "5–6"
+    assert kinds(out)[-2:] == [("crew_casualties", 4), ("penetrating_hits", 2)]
+    state = apply(state, out)
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "no"}, ScriptedDice([1, 10, 6, *blast]))
+    assert out.of_type("ph_result")[0].note == "7–8"
+    assert ("crew_casualties", 6) in kinds(out) and out.of_type("weapon_destroyed")[0].ref == "MG34 HMG"
+    state = apply(state, out)
+    crew = state.structures["fort"].crew
+    assert (crew.men, crew.penetrating_hits, crew.pins, crew.weapons[0].destroyed) == (0, 4, 0, True)
+
+
+def test_catalogue_example_75mm_against_the_concrete_blockhouse():
+    """DH-12: 7.5cm (DM 0) v Fort (DM −3) with 2 PH, d10 8 → 7: AP 8, +2 PH (4), one 10.5cm destroyed."""
+    state = dh(fort("german-concrete-blockhouse", penetrating_hits=2))
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_75mm", "facing": "top", "guts_passed": "yes"},
+                  ScriptedDice([10, 8, *([10] * 10)]))
+    assert out.of_type("ph_result")[0].note == "7–8" and out.of_type("weapon_destroyed")[0].ref == "10.5cm"
+    assert apply(state, out).structures["fort"].crew.penetrating_hits == 4
+
+
+def test_catalogue_example_105mm_against_the_h35():
+    """DH-11: 10.5cm (DM +2) v H-35 (DM +1), 1 previous PH, d10 5 → 9: survivors routed."""
+    state = dh(fort("german-h-35-atlantic-wall-turret-bunker", penetrating_hits=1))
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_105mm", "facing": "top"},
+                  ScriptedDice([10, 5, *([10] * 10)]))
+    assert out.of_type("ph_result")[0].note == "9–10"
+    assert [e.type for e in out.effects][-3:] == ["destroyed", "pin", "rout"]
+    crew = apply(state, out).structures["fort"].crew
+    assert (crew.pins, crew.routed, crew.men) == (3, True, 2)
+
+
+def test_blast_casualties_never_exceed_the_crew():
+    state = dh(fort("german-h-35-atlantic-wall-turret-bunker"))
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_105mm", "facing": "top", "guts_passed": "yes"},
+                  ScriptedDice([10, 5, *MISS]))
+    assert ("crew_casualties", 2) in kinds(out)
+
+
+def test_heaviest_weapon_is_the_attackers_choice_and_ignored_without_one():
+    state = dh(fort("soviet-at-hmg-loghouse"))
+    dice = [1, 10, 9, *([10] * 10)]  # 45mm DM −1: 9 → 8
+    gun = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice(dice))
+    mg = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes", "heaviest": "machine_gun"},
+                 ScriptedDice(dice))
+    assert gun.of_type("weapon_destroyed")[0].ref == "45mm" and mg.of_type("weapon_destroyed")[0].ref == "Maxim"
+    pit = resolve("dh_main_gun", dh(fort("soviet-rifle-pit")), {**MAIN_GUN, "guts_passed": "yes"},
+                  ScriptedDice(dice))
+    assert pit.of_type("ph_result")[0].note == "7–8" and not pit.of_type("weapon_destroyed")
+    assert ("penetrating_hits", 2) in kinds(pit)
+
+
+def test_third_pin_routs():
+    state = dh(fort(pins=2))
+    out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 5, *([10] * 10)]))  # 4 → 3–4
+    assert [e.type for e in out.effects][-2:] == ["pin", "rout"]
+    assert apply(state, out).structures["fort"].crew.pins == 3
+
+
+def test_flamethrower_penetrates_never_pins_and_routs_on_a_failed_guts_check():
+    """DH-16 example: flamethrower v Soviet Rifle Pit, PH roll 4 → blast AP 3, Guts failed → rout, no pin."""
+    state = dh(fort("soviet-rifle-pit"))
+    out = resolve("dh_flamethrower", state, {"weapon": "dh_flamethrower", "structure": "fort", "hit": "yes"},
+                  ScriptedDice([4, *([10] * 10)]))
+    assert [e.type for e in out.effects] == ["penetrated", "ph_result", "penetrating_hits", "rout"]
+    passed = resolve("dh_flamethrower", state, {"weapon": "dh_flamethrower", "structure": "fort", "hit": "yes",
+                                                "guts_passed": "yes"}, ScriptedDice([4, *([10] * 10)]))
+    assert not passed.of_type("rout", "pin")
+
+
+def test_small_arms_only_against_the_crew():
+    state = dh(fort())
+    with pytest.raises(ActionRefused) as err:
+        resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_rifle"}, ScriptedDice([]))
+    assert (err.value.field, err.value.value) == ("weapon", "dh_rifle")
+    with pytest.raises(ActionRefused):
+        resolve("dh_small_arms", state, {"weapon": "dh_45mm", "structure": "fort", "shots": 3}, ScriptedDice([]))
+
+
+@pytest.mark.parametrize("slug, second, hit", [("german-hmg-loghouse", 5, True), ("german-hmg-loghouse", 6, False),
+                                               ("german-concrete-blockhouse", 5, False),
+                                               ("german-concrete-blockhouse", 4, True)])
+def test_small_arms_need_ones_then_fives_or_fours(slug, second, hit):
+    out = resolve("dh_small_arms", dh(fort(slug)), {"weapon": "dh_rifle", "structure": "fort", "shots": 2},
+                  ScriptedDice([1, 7, second]))
+    assert kinds(out) == ([("crew_hits", 1)] if hit else [])
+
+
+def test_guts_only_when_small_arms_cause_casualties():
+    state = dh(fort())
+    assert resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 0}, ScriptedDice([])).effects == ()
+    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 1}, ScriptedDice([]))
+    assert kinds(out) == [("crew_casualties", 1), ("pin", 1)]
+    with pytest.raises(InputError) as err:
+        resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 11}, ScriptedDice([]))
+    assert (err.value.field, err.value.value) == ("casualties", 11)
+
+
+def test_acquisition_and_a_miss():
+    state = dh(fort())
+    assert resolve("dh_main_gun", state, {**MAIN_GUN, "acquired": "no"}, ScriptedDice([])).effects == ()
+    assert resolve("dh_main_gun", state, {**MAIN_GUN, "hit": "no"}, ScriptedDice([])).effects == ()
+
+
+def test_leaving_splits_the_crew_into_sections():
+    state = dh(fort("german-concrete-blockhouse"), section_size=12)
+    out = resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([]))
+    assert [(e.type, e.n) for e in out.effects] == [("crew_leaves", 24), ("unit_created", 12), ("unit_created", 12)]
+    after = apply(state, out)
+    assert after.structures["fort"].crew.men == 0
+    assert [(u.models, u.side, u.kind) for u in after.units.values()] == [(12, "B", "infantry")] * 2
+    out = resolve("dh_leave", dh(fort("soviet-at-hmg-loghouse")), {"structure": "fort", "section_size": 5},
+                  ScriptedDice([]))
+    assert [e.n for e in out.effects[1:]] == [6, 6]
+    with pytest.raises(ActionRefused):
+        resolve("dh_leave", after, {"structure": "fort"}, ScriptedDice([]))
+
+
+def test_a_damaged_sheet_is_refused_by_name():
+    f = fort()
+    sheet = f.sheet.replace(top_av=-1)
+    with pytest.raises(InputError) as err:
+        resolve("dh_main_gun", dh(f.replace(sheet=sheet)), MAIN_GUN, ScriptedDice([]))
+    assert err.value.field == "structure.sheet.locations.top.av"

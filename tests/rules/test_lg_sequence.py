@@ -1,0 +1,135 @@
+"""LaserGrenadiers sequence of play: seed 002."""
+
+import pytest
+
+from apps.rules import ActionRefused, ScriptedDice, apply, odds, resolve
+
+from .builders import battle, unit
+
+
+def play(state, key, inputs=None, dice=()):
+    out = resolve(key, state, inputs or {}, ScriptedDice(dice))
+    return apply(state, out), out
+
+
+def game(events=False, fireteams=False, **kw):
+    units = [unit("a1", "A", models=1, fireteam="red"), unit("a2", "A", models=1, fireteam="red"),
+             unit("a3", "A", models=1), unit("b1", "B", models=1), unit("b2", "B", models=1)]
+    return battle("lg", [], units, uncontrolled_events=events, fireteam_initiative=fireteams, **kw)
+
+
+def test_lowest_roll_wins():
+    state, out = play(game(), "lg_initiative", dice=[3, 7])
+    assert state.sequence.initiative == "A" and out.effects[0].type == "initiative"
+    state, _ = play(game(), "lg_initiative", dice=[9, 2])
+    assert state.sequence.initiative == "B"
+
+
+def test_ties_reroll_without_events_when_the_option_is_off():
+    state, out = play(game(), "lg_initiative", dice=[6, 6, 2, 9])
+    assert state.sequence.initiative == "A" and [e.type for e in out.effects] == ["initiative"]
+
+
+def test_each_tie_is_an_event_alternating_from_the_winner():
+    """Catalogue LG-42: 5/5, 2/2, 8/4 → B wins; event 1 affects B, event 2 affects A."""
+    state, out = play(game(events=True), "lg_initiative", dice=[5, 5, 2, 2, 8, 4, 4, 7])
+    events = [e for e in out.effects if e.type == "uncontrolled_event"]
+    assert state.sequence.initiative == "B"
+    assert [(e.target, e.n, e.note, e.ref) for e in events] == [
+        ("B", 4, "Friendly smart mine", "B"), ("A", 7, "Enemy sniper", "B")]
+    assert [x.affects for x in state.sequence.events] == ["B", "A"]
+
+
+def test_three_ties_come_back_to_the_winner():
+    _, out = play(game(events=True), "lg_initiative", dice=[1, 1, 1, 1, 1, 1, 3, 2, 1, 10, 6])
+    assert [(e.target, e.n) for e in out.effects if e.type == "uncontrolled_event"] == [("B", 1), ("A", 10), ("B", 6)]
+
+
+def test_artillery_support_lasts_this_turn_and_the_next():
+    state, _ = play(game(events=True), "lg_initiative", dice=[4, 4, 1, 2, 1])
+    assert state.sequence.events[0].until_turn == 2
+    state, _ = play(state, "end_turn")
+    assert len(state.sequence.events) == 1
+    state, _ = play(state, "end_turn")
+    assert state.sequence.events == ()
+
+
+def test_initiative_once_per_turn_and_no_exact_odds():
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    with pytest.raises(ActionRefused):
+        play(state, "lg_initiative", dice=[1, 2])
+    with pytest.raises(ActionRefused):
+        odds("lg_initiative", game(), {})
+
+
+def test_activation_alternates_and_marks_the_piece():
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    assert state.sequence.initiative == "B" and state.units["a1"].acted and "a1" in state.sequence.activated
+    with pytest.raises(ActionRefused) as err:
+        play(state, "lg_activate", {"unit": "a2"})
+    assert err.value.field == "unit"
+    state, _ = play(state, "lg_activate", {"unit": "b1"})
+    with pytest.raises(ActionRefused):
+        play(state, "lg_activate", {"unit": "a1"})
+
+
+def test_a_side_with_nothing_left_lets_the_other_keep_going():
+    state, _ = play(game(), "lg_initiative", dice=[2, 1])
+    state, _ = play(state, "lg_activate", {"unit": "b1"})
+    state, _ = play(state, "lg_activate", {"unit": "a3"})
+    state, _ = play(state, "lg_activate", {"unit": "b2"})
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    assert state.sequence.initiative == "A"  # B has activated everything
+
+
+def test_fireteam_initiative_marks_the_whole_team():
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
+    state, out = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert [e.target for e in out.effects if e.type == "activated"] == ["a1", "a2"]
+    assert state.units["a2"].acted and not state.units["a3"].acted
+    with pytest.raises(ActionRefused):
+        play(play(game(), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1", "fireteam": "yes"})
+
+
+def test_no_pass_while_morale_is_owed():
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_morale", {"unit": "a3"})
+    with pytest.raises(ActionRefused) as err:
+        play(state, "lg_pass")
+    assert "morale" in err.value.message
+    # Activating the piece makes its check; then passing is allowed again.
+    state, out = play(state, "lg_activate", {"unit": "a3"})
+    assert "morale_checked" in [e.type for e in out.effects] and state.sequence.pending_morale == ()
+
+
+def test_four_passes_in_a_row_end_the_turn():
+    """A-LG-7: A, B, A, B with no action between."""
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    for expected in ("B", "A", "B"):
+        assert state.sequence.initiative == expected
+        state, out = play(state, "lg_pass")
+        assert "turn_ended" not in [e.type for e in out.effects]
+    state, out = play(state, "lg_pass")
+    assert out.effects[-1].type == "turn_ended"
+    assert state.turn == 2 and state.sequence.initiative is None and not state.units["a1"].acted
+
+
+def test_an_activation_breaks_the_pass_streak():
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_pass")
+    state, _ = play(state, "lg_pass")
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    assert state.sequence.pass_streak == 0
+
+
+def test_turn_cannot_end_while_morale_is_owed():
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_morale", {"unit": "b1"})
+    with pytest.raises(ActionRefused):
+        play(state, "end_turn")
+    for _ in range(3):
+        state, _ = play(state, "lg_pass") if state.sequence.initiative == "A" else \
+            play(state, "lg_activate", {"unit": "b1"})
+    assert state.turn == 1

@@ -1,7 +1,9 @@
-"""The reference fixtures against the seeds themselves.
+"""The reference fixtures against the seeds themselves, and against the rules engine's tables.
 
-Every expected value here is parsed from the seed text in docs/seeds/, not copied from the
-fixtures, so a typo in either shows up as a mismatch row by row.
+Every expected value in the seed comparisons is parsed from the seed text in docs/seeds/, not
+copied from the fixtures, so a typo in either shows up as a mismatch row by row. The rules
+comparisons check that the fixtures name things exactly as apps.rules.tables does (the battle
+service maps database rows straight into apps.rules.state records).
 """
 
 import json
@@ -13,6 +15,9 @@ from django.conf import settings
 from django.core.management import call_command
 
 from apps.armies.models import Weapon, WeaponType
+from apps.rules import tables
+from apps.rules.lg import base_type
+from apps.rules.state import FortSheet
 from apps.structures.models import BunkerSheet, FireChance, Material, WeatherEffect
 
 SEEDS = Path(settings.BASE_DIR) / "docs" / "seeds"
@@ -32,6 +37,12 @@ def between(text, start, end):
 
 def tab_rows(block, value_pattern):
     return [(m[1].strip(), m[2]) for m in re.finditer(rf"^(.+?)\t({value_pattern})$", block, re.M)]
+
+
+def rules_key(printed):
+    """A name as the seed prints it → the rules tables' key: 'Conversion beam' → conversion_beam,
+    'anti-matter' → anti_matter."""
+    return re.sub(r"[\s-]+", "_", printed.strip().lower())
 
 
 # Seed 000 ------------------------------------------------------------------------------------
@@ -145,7 +156,7 @@ def parse_sheet(rows):
         elif row[0]:
             crew = int(row[0])
         weapons.append({
-            "crew": crew, "name": row[1], "location": "" if row[2] == "-" else row[2], "range": number(row[3]),
+            "crew": crew, "name": row[1], "location": None if row[2] == "-" else row[2], "range": number(row[3]),
             "rof": number(row[4]), "ap": number(row[5]), "mm": number(row[6]), "dm": number(row[7]),
             "special": "" if row[8] == "-" else row[8],
         })
@@ -231,20 +242,22 @@ def test_roof_materials_match_seed_000_table_2(reference):
 
 def test_material_flags(reference):
     flammable = set(Material.objects.filter(flammable=True).values_list("slug", flat=True))
-    assert flammable == {"logs", "timber-light", "timber-medium", "timber-heavy", "thatch", "wood-and-shingle",
-                         "wood-and-tile"}
+    assert flammable == {"logs", "timber_light", "timber_medium", "timber_heavy", "thatch", "wood_and_shingle",
+                         "wood_and_tile"}
     construction = dict(Material.objects.filter(surface="wall").values_list("slug", "construction"))
     assert construction["brick"] == "brick"
     assert construction["logs"] == "wooden"
-    assert {construction[f"timber-{w}"] for w in ("light", "medium", "heavy")} == {"wooden"}
-    assert {construction[f"stone-masonry-{w}"] for w in ("light", "medium", "heavy")} == {"stone"}
-    assert construction["concrete"] == construction["concrete-reinforced"] == "concrete"
-    assert construction["sandbags"] == construction["earthen-embankment"] == "earth"
-    assert construction["sheet-metal"] == "metal"
+    assert {construction[f"timber_{w}"] for w in ("light", "medium", "heavy")} == {"wooden"}
+    assert {construction[f"stone_masonry_{w}"] for w in ("light", "medium", "heavy")} == {"stone"}
+    assert construction["concrete"] == construction["concrete_reinforced"] == "concrete"
+    assert construction["sandbags"] == construction["earthen_embankment"] == "earth"
+    assert construction["sheet_metal"] == "metal"
 
 
 def test_fire_chances_match_seed_000(reference):
-    assert dict(FireChance.objects.values_list("weapon_type", "d10_max")) == seed_fire_table()
+    # Stored under the rules' keys: "Conversion beam" is conversion_beam.
+    printed = {rules_key(name): value for name, value in seed_fire_table().items()}
+    assert dict(FireChance.objects.values_list("weapon_type", "d10_max")) == printed
 
 
 def test_weather_effects_match_seed_000(reference):
@@ -255,7 +268,9 @@ def test_weather_effects_match_seed_000(reference):
 def test_weapon_types_match_seed_004_attack_factor_table(reference):
     loaded = dict(WeaponType.objects.values_list("name", "attack_factor"))
     assert loaded == seed_attack_factors()
-    assert WeaponType.objects.get(slug="anti-matter").attack_factor is None
+    for slug, name in WeaponType.objects.values_list("slug", "name"):
+        assert slug == rules_key(name), name
+    assert WeaponType.objects.get(slug="anti_matter").attack_factor is None
 
 
 def test_sample_bunker_sheets_match_seed_003(reference):
@@ -293,6 +308,9 @@ def test_dh_catalogue_carries_every_sheet_weapon_as_printed(reference):
             if printed["ap"] is not None:
                 assert (weapon.ap, weapon.rof, weapon.mm, weapon.dm) == (
                     printed["ap"], printed["rof"], printed["mm"], printed["dm"]), name
+            if printed["range"] is not None:
+                assert weapon.range_in == printed["range"], name
+                assert weapon.special == printed["special"], name
         # The row printed for e.g. "MG34" belongs to the sheet's "MG34 HMG".
         pen = sheet["penetration_weapon"]
         (carrier,) = [w for n, w in catalogue.items() if n == pen or n.startswith(pen + " ")]
@@ -307,7 +325,19 @@ def test_dh_attacker_weapons_leave_unknown_values_empty_and_say_where_they_are(r
         assert categories[slug] == category
         weapon = Weapon.objects.get(ruleset="dh", slug=slug)
         assert weapon.ap is None and weapon.rof is None and weapon.mm is None and weapon.dm is None
+        assert weapon.range_in is None and weapon.special == ""
         assert "DH core rulebook" in weapon.notes
+
+
+def test_dh_ranges_and_specials_have_their_own_fields_not_the_notes(reference):
+    for weapon in Weapon.objects.filter(ruleset="dh", range_in__isnull=False):
+        assert f'{int(weapon.range_in)}"' not in weapon.notes, weapon.slug
+        assert "range" not in weapon.notes.lower(), weapon.slug
+        if weapon.special:
+            assert weapon.special not in weapon.notes, weapon.slug
+    specials = dict(Weapon.objects.filter(ruleset="dh").exclude(special="").values_list("slug", "special"))
+    assert specials == {"maxim": "No Acq.", "7-62-dt": "+1 Fire/Acq", "mg34-hmg": "No Acq.", "10-5cm": "Indirect"}
+    assert not Weapon.objects.exclude(ruleset="dh").filter(range_in__isnull=False).exists()
 
 
 def test_lg_catalogue_attack_factors_follow_the_seed_table(reference):
@@ -323,7 +353,8 @@ def test_lg_catalogue_attack_factors_follow_the_seed_table(reference):
     assert set(lg) == set(seed_type) | {"chainsaw"}
     for slug, weapon_type in seed_type.items():
         assert lg[slug].attack_factor == table[weapon_type], slug
-    assert lg["chainsaw"].attack_factor is None
+        assert lg[slug].weapon_type == rules_key(weapon_type), slug
+    assert lg["chainsaw"].attack_factor is None and lg["chainsaw"].weapon_type == ""
 
 
 def test_lg_catalogue_examples_from_the_seeds(reference):
@@ -343,11 +374,14 @@ def test_lg_catalogue_examples_from_the_seeds(reference):
 
 
 def test_lg_weapon_types_name_fire_table_rows(reference):
-    # weapon_type is what the fire table is looked up by; types the table leaves out never start fires.
-    fire = {name.lower() for name in FireChance.objects.values_list("weapon_type", flat=True)}
-    never_burn = {"bullet", "ray", "convergence beam", "anti-matter"}
+    # The fire table is looked up by the weapon type's family (laser_cannon → laser, the rules'
+    # base_type); families the table leaves out never start fires.
+    fire = set(FireChance.objects.values_list("weapon_type", flat=True))
+    never_burn = {"bullet", "ray", "convergence_beam", "anti_matter"}
     for weapon in Weapon.objects.filter(ruleset="lg").exclude(weapon_type=""):
-        assert weapon.weapon_type in fire | never_burn, weapon.slug
+        assert base_type(weapon.weapon_type) in fire | never_burn, weapon.slug
+    assert base_type(Weapon.objects.get(ruleset="lg", slug="heavy-fusion-rifle").weapon_type) in fire
+    assert base_type(Weapon.objects.get(ruleset="lg", slug="light-laser-cannon").weapon_type) in fire
 
 
 def test_ba_catalogue_names_weapons_by_he_value_only(reference):
@@ -369,3 +403,69 @@ def test_loading_twice_changes_nothing(reference):
     before = [list(m.objects.order_by("pk").values()) for m in models]
     call_command("loaddata", *[str(FIXTURES / name) for name in FIXTURE_FILES], verbosity=0)
     assert [list(m.objects.order_by("pk").values()) for m in models] == before
+
+
+# The rules engine's tables --------------------------------------------------------------------
+# apps.rules.tables is the single source of truth for these names and numbers; the battle service
+# puts Material.slug, Weapon.weapon_type and the sheet JSON straight into apps.rules.state records.
+
+def test_wall_materials_equal_the_rules_table(reference):
+    walls = Material.objects.filter(surface="wall")
+    assert dict(walls.values_list("slug", "armor_class")) == tables.MATERIAL_ARMOR_CLASS
+
+
+def test_roof_materials_equal_the_rules_table(reference):
+    roofs = Material.objects.filter(surface="roof")
+    assert dict(roofs.values_list("slug", "armor_class")) == tables.ROOF_ARMOR_CLASS
+
+
+def test_every_material_is_flammable_exactly_as_the_rules_say_and_named_as_they_name_it(reference):
+    assert Material.objects.count() == len(tables.MATERIAL_ARMOR_CLASS) + len(tables.ROOF_ARMOR_CLASS)
+    for material in Material.objects.all():
+        assert material.flammable == (material.slug in tables.FLAMMABLE_MATERIALS), material.slug
+        assert material.name.lower() == tables.MATERIAL_NAMES[material.slug], material.slug
+    assert set(Material.objects.filter(flammable=True).values_list("slug", flat=True)) == tables.FLAMMABLE_MATERIALS
+
+
+def test_fire_chances_equal_the_rules_table(reference):
+    assert dict(FireChance.objects.values_list("weapon_type", "d10_max")) == tables.FIRE_CHANCE
+
+
+def test_weather_effects_equal_the_rules_table(reference):
+    # Conditions that leave the roll alone (clear, very strong wind) have no row.
+    expected = {condition: modifier for condition, modifier in tables.WEATHER_FIRE_MODIFIER.items() if modifier}
+    assert dict(WeatherEffect.objects.values_list("condition", "fire_modifier")) == expected
+
+
+def test_weapon_types_equal_the_rules_attack_factor_table(reference):
+    assert dict(WeaponType.objects.values_list("slug", "attack_factor")) == tables.ATTACK_FACTOR
+
+
+def test_every_lg_weapon_type_is_an_attack_factor_key(reference):
+    for weapon in Weapon.objects.filter(ruleset="lg").exclude(slug="chainsaw"):
+        assert weapon.weapon_type in tables.ATTACK_FACTOR, weapon.slug
+        assert weapon.attack_factor == tables.ATTACK_FACTOR[weapon.weapon_type], weapon.slug
+        assert WeaponType.objects.filter(slug=weapon.weapon_type).exists(), weapon.slug
+    assert Weapon.objects.get(ruleset="lg", slug="chainsaw").weapon_type == ""  # its type is not in the seeds
+    assert not Weapon.objects.exclude(ruleset="lg").exclude(weapon_type="").exists()
+
+
+def rules_sheets():
+    return {sheet["slug"]: sheet for sheet in [*tables.DH_SHEETS, tables.DH_BLANK_SHEET]}
+
+
+def test_library_sheets_equal_the_rules_sample_sheets_field_for_field(reference):
+    library = {sheet.slug: sheet for sheet in BunkerSheet.objects.filter(club=None)}
+    expected = rules_sheets()
+    assert set(library) == set(expected)
+    for slug, sheet in expected.items():
+        stored = {field: getattr(library[slug], field) for field in sheet}
+        assert stored == sheet, slug
+        # ... and read back through the model's JSON they are the same card to the rules engine.
+        assert FortSheet.from_dict(stored) == FortSheet.from_dict(sheet), slug
+
+
+def test_library_sheets_are_the_rules_sheets_in_print_order(reference):
+    samples = BunkerSheet.objects.filter(club=None, is_blank=False).order_by("pk")
+    assert list(samples.values_list("slug", flat=True)) == [sheet["slug"] for sheet in tables.DH_SHEETS]
+    assert BunkerSheet.objects.get(club=None, is_blank=True).slug == tables.DH_BLANK_SHEET["slug"]

@@ -82,7 +82,11 @@ class Weapon(models.Model):
     notes = models.CharField(max_length=300, blank=True)
 
     # LaserGrenadiers (seed 004)
-    weapon_type = models.CharField(max_length=40, blank=True, help_text="LG weapon type, e.g. laser, bolt, hammerhead")
+    weapon_type = models.CharField(
+        max_length=40, blank=True,
+        help_text="key of the LaserGrenadiers attack-factor table (apps.rules.tables.ATTACK_FACTOR), "
+                  "e.g. fusion_small_arms",
+    )
     attack_factor = models.PositiveSmallIntegerField(null=True, blank=True, help_text="empty for anti-matter")
     range_factor = models.PositiveSmallIntegerField(null=True, blank=True, help_text="short range in inches")
     min_range = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -122,6 +126,11 @@ class Weapon(models.Model):
     mm = models.SmallIntegerField("MM", null=True, blank=True)
     dm = models.SmallIntegerField("DM", null=True, blank=True)
     penetration_row = models.JSONField(default=list, blank=True, help_text="ten values for d10 <2, 2 … 9, 10+")
+    range_in = models.DecimalField(
+        max_digits=6, decimal_places=2, null=True, blank=True,
+        help_text="range in inches (DH sheets; LG uses range_factor)",
+    )
+    special = models.CharField(max_length=80, blank=True, help_text='DH "Special" column, e.g. No Acq., Indirect')
 
     class Meta:
         constraints = [

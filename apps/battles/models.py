@@ -30,6 +30,9 @@ class Battle(RulesOptions):
     turn = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=12, choices=BattleStatus.choices, default=BattleStatus.SETUP)
     version = models.PositiveBigIntegerField(default=1)
+    # Bumped only when structures or units change, so a poll can skip redrawing the map.
+    map_version = models.PositiveBigIntegerField(default=1)
+    upkeep_turn = models.PositiveIntegerField(default=0, help_text="last turn whose start-of-turn upkeep ran")
     # Hash of the newest log entry: without it, deleting the last entries would leave a valid chain.
     log_head = models.CharField(max_length=64, blank=True)
     # LaserGrenadiers sequence of play: who holds the initiative, the pass streak, events pending.

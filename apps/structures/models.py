@@ -136,11 +136,12 @@ class Structure(models.Model):
     flammable = models.BooleanField(default=False)
     flimsy = models.BooleanField(default=False, help_text="Shed or kennel: a tank drives through without a roll")
 
-    x = models.DecimalField(max_digits=6, decimal_places=2, default=0, help_text="inches from the left table edge")
-    y = models.DecimalField(max_digits=6, decimal_places=2, default=0, help_text="inches from the top table edge")
+    x = models.DecimalField(max_digits=6, decimal_places=2, default=0, help_text="centre of the footprint, inches from the left table edge")
+    y = models.DecimalField(max_digits=6, decimal_places=2, default=0,
+                            help_text="centre of the footprint, inches from the top table edge")
     width = models.DecimalField(max_digits=6, decimal_places=2, default=6)
     depth = models.DecimalField(max_digits=6, decimal_places=2, default=6)
-    rotation = models.DecimalField(max_digits=5, decimal_places=1, default=0, help_text="degrees clockwise")
+    rotation = models.DecimalField(max_digits=5, decimal_places=1, default=0, help_text="degrees clockwise about the centre")
     connections = models.ManyToManyField("self", blank=True, symmetrical=True)
 
     damage_max = models.PositiveIntegerField(default=0)
@@ -150,12 +151,17 @@ class Structure(models.Model):
     )
     fire_started_turn = models.PositiveIntegerField(null=True, blank=True)
     collapsed = models.BooleanField(default=False)
+    # Untenable (LaserGrenadiers) or knocked out (a Disposable Heroes 9–10 result) without collapsing.
+    destroyed = models.BooleanField(default=False)
     impassable = models.BooleanField(default=False)
     breach_needed = models.PositiveSmallIntegerField(default=0, help_text="successful attacks that breach it")
     breach_scored = models.PositiveSmallIntegerField(default=0)
+    breached = models.BooleanField(default=False)
 
     sheet = models.ForeignKey(BunkerSheet, null=True, blank=True, on_delete=models.PROTECT, related_name="structures")
-    facing = models.DecimalField(max_digits=5, decimal_places=1, default=0, help_text="degrees; the sheet's front")
+    facing = models.DecimalField(max_digits=5, decimal_places=1, default=0, help_text="degrees clockwise; 0 = the sheet's front faces the top table edge")
+    crew_side = models.CharField(max_length=1, blank=True, choices=[("A", "Side A"), ("B", "Side B")],
+                                 help_text="the side whose crew holds it")
     crew_men = models.PositiveSmallIntegerField(default=0)
     crew_pins = models.PositiveSmallIntegerField(default=0)
     crew_routed = models.BooleanField(default=False)
@@ -196,10 +202,6 @@ class Structure(models.Model):
     @property
     def damage_percent(self):
         return round(100 * self.damage_taken / self.damage_max) if self.damage_max else 0
-
-    @property
-    def destroyed(self):
-        return self.collapsed or (self.damage_max > 0 and self.damage_taken >= self.damage_max)
 
     @property
     def is_fortification(self):

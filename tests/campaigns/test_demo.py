@@ -124,6 +124,37 @@ def test_a_fixture_never_overwrites_a_clubs_own_row(empty_db, settings):
     assert BunkerSheet.objects.get(pk=rows[0]["pk"]).name == "Our bunker"
 
 
+def test_a_database_loaded_with_the_old_hyphenated_names_is_renamed_in_place(empty_db, settings):
+    """Before the fixtures took the rules engine's keys, the same library rows were loaded under
+    hyphenated slugs and printed words. They are the same rows: renamed, not refused."""
+    fixtures = settings.BASE_DIR / "fixtures"
+    call_command("loaddata", *[str(fixtures / name) for name in ("materials.json", "fire.json", "weapon_types.json")],
+                 verbosity=0)
+    wall = Material.objects.get(slug="concrete_reinforced", surface="wall")
+    roof = Material.objects.get(slug="concrete_reinforced_any_surface", surface="roof")
+    Material.objects.filter(pk__in=[wall.pk, roof.pk]).update(slug="concrete-reinforced")
+    Material.objects.filter(slug="stone_masonry_light").update(slug="stone-masonry-light")
+    FireChance.objects.filter(weapon_type="conversion_beam").update(weapon_type="Conversion beam")
+    WeaponType.objects.filter(slug="anti_matter").update(slug="anti-matter")
+
+    run_demo()
+    assert Material.objects.get(pk=wall.pk).slug == "concrete_reinforced"
+    assert Material.objects.get(pk=roof.pk).slug == "concrete_reinforced_any_surface"
+    assert Material.objects.filter(slug="stone_masonry_light").exists()
+    assert FireChance.objects.filter(weapon_type="conversion_beam").exists()
+    assert WeaponType.objects.get(slug="anti_matter").attack_factor is None
+    assert not Material.objects.filter(slug__contains="-").exists()
+
+
+def test_an_unrelated_name_at_a_library_pk_is_still_refused(empty_db, settings):
+    rows = json.loads((settings.BASE_DIR / "fixtures" / "materials.json").read_text())
+    Material.objects.create(pk=rows[0]["pk"], slug="home-made-brick", name="Home-made brick", surface="wall",
+                            armor_class=5)
+    with pytest.raises(CommandError, match="refusing to overwrite"):
+        run_demo()
+    assert Material.objects.get(pk=rows[0]["pk"]).slug == "home-made-brick"
+
+
 # What it builds ----------------------------------------------------------------------------------
 
 def test_the_village(demo):

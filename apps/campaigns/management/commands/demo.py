@@ -7,6 +7,7 @@ all inside one transaction, so an interrupted run leaves nothing half-built.
 """
 
 import json
+import re
 from decimal import Decimal
 
 from django.conf import settings
@@ -34,6 +35,23 @@ IDENTITY = {
     "armies.weapontype": ("slug",),
     "armies.weapon": ("ruleset", "slug"),
 }
+# Library rows whose names were aligned with apps.rules.tables (hyphens and words became the rules'
+# underscore keys, e.g. "concrete-reinforced" -> "concrete_reinforced", "Conversion beam" ->
+# "conversion_beam"). A database loaded before that holds the old name at the same pk: it is the
+# same row, renamed in place, not a club's row to protect. These models have no club rows.
+RENAMED_MODELS = {"structures.material", "structures.firechance", "armies.weapontype"}
+RENAMED = {("structures.material", ("concrete-reinforced", "roof")): ("concrete_reinforced_any_surface", "roof")}
+
+
+def legacy_name(value):
+    return re.sub(r"[\s-]+", "_", value.strip().lower()) if isinstance(value, str) else value
+
+
+def same_row(label, existing, wanted):
+    if existing == wanted or RENAMED.get((label, existing)) == wanted:
+        return True
+    return label in RENAMED_MODELS and tuple(map(legacy_name, existing)) == wanted
+
 
 PASSWORD = "redoubt-demo"
 URL = "http://127.0.0.1:8000"
@@ -54,47 +72,47 @@ RULES_FIELDS = ["ruleset", "damage_variant", "collapse_check", "fires", "uncontr
 # they are spaced so that they stay apart whether a map rotates about the corner or the centre.
 # Sheet facings: 0 = the front looks at the top table edge (side A's), 180 = at side B's.
 VILLAGE = [
-    dict(name="Brick house at the crossroads", wall="brick", roof="wood-and-tile", at=(24, 16, 6, 6, 0),
+    dict(name="Brick house at the crossroads", wall="brick", roof="wood_and_tile", at=(24, 16, 6, 6, 0),
          damage_max=24, floors=[
              {"front": {"door": 1, "window": 2}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"door": 1}},
              {"front": {"window": 2}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"window": 2}},
          ]),
-    dict(name="Timber cottage", wall="timber-medium", roof="wood-and-shingle", at=(42, 15, 5, 4, 350),
+    dict(name="Timber cottage", wall="timber_medium", roof="wood_and_shingle", at=(42, 15, 5, 4, 350),
          damage_max=16, floors=[
              {"front": {"door": 1, "window": 1}, "left": {"window": 1}, "rear": {"window": 1}},
          ]),
-    dict(name="Brick townhouse", wall="brick", roof="concrete-reinforced", at=(24, 27, 6, 6, 0),
+    dict(name="Brick townhouse", wall="brick", roof="concrete_reinforced_any_surface", at=(24, 27, 6, 6, 0),
          damage_max=30, floors=[
              {"front": {"door": 1, "window": 2}, "right": {"window": 1}, "rear": {"door": 1, "window": 1}},
              {"front": {"window": 2}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"window": 2}},
              "roof",
          ]),
-    dict(name="Timber workshop", wall="timber-heavy", roof="wood-and-shingle", at=(42, 27, 6, 5, 10),
+    dict(name="Timber workshop", wall="timber_heavy", roof="wood_and_shingle", at=(42, 27, 6, 5, 10),
          damage_max=20, floors=[
              {"front": {"door": 2}, "left": {"window": 2}, "rear": {"door": 1}},
              {"front": {"window": 2}, "right": {"window": 1}},
          ]),
-    dict(name="Stone church", wall="stone-masonry-medium", roof="wood-and-tile", at=(54, 16, 8, 6, 0),
+    dict(name="Stone church", wall="stone_masonry_medium", roof="wood_and_tile", at=(54, 16, 8, 6, 0),
          damage_max=36, floors=[
              {"front": {"door": 1}, "left": {"window": 3}, "right": {"window": 3}},
          ]),
-    dict(name="Church tower", wall="stone-masonry-heavy", roof="wood-and-tile", at=(62, 17.5, 3, 3, 0),
+    dict(name="Church tower", wall="stone_masonry_heavy", roof="wood_and_tile", at=(62, 17.5, 3, 3, 0),
          damage_max=30, floors=[
              {"rear": {"door": 1}},
              {"front": {"window": 1}},
              {"left": {"window": 1}, "right": {"window": 1}},
              {"front": {"window": 1}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"window": 1}},
          ]),
-    dict(name="Thatched barn", wall="timber-light", roof="thatch", at=(8, 18, 8, 5, 20),
+    dict(name="Thatched barn", wall="timber_light", roof="thatch", at=(8, 18, 8, 5, 20),
          damage_max=16, floors=[
              {"front": {"door": 1}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"door": 1}},
          ]),
     dict(name="Soviet AT/HMG Loghouse", sheet="soviet-at-hmg-loghouse", wall="logs", roof=None,
-         at=(31, 4, 5, 4, 0), facing=180, damage_max=40, floors=[
+         at=(31, 4, 5, 4, 0), facing=180, crew_side="A", damage_max=40, floors=[
              {"front": {"firing_slit": 2}, "rear": {"door": 1}},
          ]),
-    dict(name="German Concrete Blockhouse", sheet="german-concrete-blockhouse", wall="concrete-reinforced",
-         roof="concrete-reinforced", at=(33, 40, 6, 4, 0), facing=0, damage_max=80, floors=[
+    dict(name="German Concrete Blockhouse", sheet="german-concrete-blockhouse", wall="concrete_reinforced",
+         roof="concrete_reinforced_any_surface", at=(33, 40, 6, 4, 0), facing=0, crew_side="B", damage_max=80, floors=[
              {"front": {"firing_slit": 2}, "rear": {"door": 1}},
          ]),
     dict(name="Foxhole west", kind="foxhole", wall="sandbags", roof=None, at=(12, 9, 2, 2, 0), damage_max=6,
@@ -103,7 +121,7 @@ VILLAGE = [
          floors=[{}]),
     dict(name="Foxhole east", kind="foxhole", wall="sandbags", roof=None, at=(24, 9, 2, 2, 0), damage_max=6,
          floors=[{}]),
-    dict(name="Communication trench", kind="trench", wall="earthen-embankment", roof=None, at=(40, 8, 12, 1.5, 5),
+    dict(name="Communication trench", kind="trench", wall="earthen_embankment", roof=None, at=(40, 8, 12, 1.5, 5),
          damage_max=10, floors=[{}]),
 ]
 VILLAGE_CONNECTIONS = [("Stone church", "Church tower")]
@@ -132,13 +150,13 @@ GERMANS = [
 ]
 
 FARM = [
-    dict(name="Stone farmhouse", wall="stone-masonry-light", roof="wood-and-tile", at=(20, 18, 6, 5, 12),
+    dict(name="Stone farmhouse", wall="stone_masonry_light", roof="wood_and_tile", at=(20, 18, 6, 5, 12),
          damage_max=24, floors=[
              {"front": {"door": 1, "window": 2}, "rear": {"door": 1}, "left": {"window": 1}},
              {"front": {"window": 2}, "rear": {"window": 1}},
          ]),
-    dict(name="Soviet Rifle Pit", sheet="soviet-rifle-pit", wall="earthen-embankment", roof=None,
-         at=(30, 8, 4, 3, 0), facing=180, damage_max=20, floors=[{"front": {"firing_slit": 3}, "rear": {"door": 1}}]),
+    dict(name="Soviet Rifle Pit", sheet="soviet-rifle-pit", wall="earthen_embankment", roof=None,
+         at=(30, 8, 4, 3, 0), facing=180, crew_side="A", damage_max=20, floors=[{"front": {"firing_slit": 3}, "rear": {"door": 1}}]),
 ]
 OLGA_SOVIETS = [
     ("Guards Rifle Squad", "infantry", "veteran", 10, {"rifles": 7, "smg": 2, "lmg": 1}, ("Stone farmhouse", 0), ""),
@@ -225,7 +243,7 @@ class Command(BaseCommand):
                 *[f"{k}_id" if k == "club" else k for k in keys]
             ).first()
             wanted = tuple(row["fields"].get(k) for k in keys)
-            if existing is not None and tuple(existing.values()) != wanted:
+            if existing is not None and not same_row(label, tuple(existing.values()), wanted):
                 raise CommandError(
                     f"fixtures/{path.name}: {label} pk {row['pk']} already holds {tuple(existing.values())}, "
                     f"not {wanted}; refusing to overwrite it"
@@ -332,6 +350,7 @@ def build_ground(scenario, specs, connections):
             x=Decimal(str(x)), y=Decimal(str(y)), width=Decimal(str(width)), depth=Decimal(str(depth)),
             rotation=Decimal(str(rotation)), damage_max=spec["damage_max"],
             sheet=sheet, facing=spec.get("facing", 0), crew_men=sheet.crew_total if sheet else 0,
+            crew_side=spec.get("crew_side", ""),
         )
         for level, floor_spec in enumerate(spec["floors"]):
             floor = Floor.objects.create(structure=structure, level=level, is_roof=floor_spec == "roof")

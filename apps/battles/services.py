@@ -1,0 +1,273 @@
+"""Use cases of a battle: resolve an action, undo the last one, move to the next turn.
+
+Each runs in one transaction: lock the battle row (so actions on one battle queue up), load and
+lock its structures and units, call the rules, write back what changed, append the log entry and
+bump the battle's version.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from apps import rules
+from apps.battles import snapshot as snap
+from apps.battles.log import append_entry
+from apps.armies.models import Unit
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.campaigns import permissions
+from apps.rules import ActionRefused, Effect, InputError, Outcome, UnknownReference
+
+# Attacks made by a unit on the table: it must be the acting player's, carry the weapon and not have
+# acted yet this turn; the attack uses up its action (in LaserGrenadiers, its initiative).
+ATTACKS = {"ba_he", "ba_flamethrower", "ba_damage", "dh_main_gun", "dh_flamethrower", "dh_small_arms",
+           "lg_attack_structure", "lg_breach"}
+# Fire called in from off the table: a spotter or gun may be named, but need not be.
+CALLED_FIRE = {"ba_indirect", "ba_barrage"}
+# Actions whose own input names the unit that acts.
+UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit"}
+# Run by the server between turns, never chosen from the attack form.
+TURN_ACTIONS = {"end_turn", "upkeep", "lg_initiative"}
+
+
+@dataclass
+class Prepared:
+    """An action checked against the battle, ready to resolve or to price with exact odds."""
+
+    action: str
+    state: rules.BattleState  # the state the attack is resolved on (after any implicit activation)
+    inputs: dict
+    pre_effects: tuple  # effects before the attack's own: the LG activation, or marking the unit acted
+    side: str
+    attacker: str | None
+
+
+def _army_side_ids(snapshot, user):
+    """Sides whose army the user commands here (organisers command both)."""
+    club_id = snapshot.battle.club_id
+    if permissions.is_organiser(user, club_id):
+        return {"A", "B"}
+    return {side for side, army in snapshot.armies.items() if army.owner_id == user.pk}
+
+
+def prepare(snapshot, user, action, inputs, attacker=None):
+    """Check who may do what before any die is rolled; raise a RulesError naming the field."""
+    spec = rules.spec(action)
+    if action not in rules.ACTIONS or spec.ruleset not in (snapshot.battle.ruleset, "any"):
+        raise UnknownReference("action", action, f"{action!r} is not an action of this battle's ruleset")
+    state = snapshot.state
+    inputs = {k: v for k, v in (inputs or {}).items() if v not in (None, "")}
+    mine = _army_side_ids(snapshot, user)
+    if not mine:
+        raise ActionRefused("action", action, "only the players of this battle and the club's organisers may act")
+    pre, side = (), None
+
+    attacker = str(attacker).strip() if attacker not in (None, "") else None
+    if action in UNIT_ACTIONS:
+        attacker = str(inputs.get(UNIT_ACTIONS[action], "")) or None
+    if action in ATTACKS and attacker is None:
+        raise InputError("attacker", None, "Choose the unit that attacks")
+    if attacker is not None and action not in TURN_ACTIONS:
+        unit = state.units.get(attacker)
+        if unit is None:
+            raise UnknownReference("attacker", attacker, f"there is no unit {attacker!r} in this battle")
+        if unit.side not in mine:
+            raise InputError("attacker", attacker, f"{unit.label} is side {unit.side}'s: you command "
+                                                   f"side {' and '.join(sorted(mine))} in this battle")
+        if unit.destroyed:
+            raise InputError("attacker", attacker, f"{unit.label} has been destroyed")
+        side = unit.side
+        weapon = inputs.get("weapon")
+        called_in = action in CALLED_FIRE and inputs.get("mode") == "air_strike"
+        if weapon not in (None, "") and not called_in and str(weapon) not in unit.weapons:
+            name = state.weapons[str(weapon)].name if str(weapon) in state.weapons else repr(weapon)
+            raise InputError("weapon", weapon, f"{unit.label} does not carry {name}")
+        if action in ATTACKS or action in CALLED_FIRE or action == "ba_tank_ram":
+            if unit.acted or unit.id in state.sequence.activated:
+                raise InputError("attacker", attacker, f"{unit.label} has already acted this turn")
+            if snapshot.battle.ruleset == "lg":
+                activation = rules.resolve("lg_activate", state, {"unit": unit.id}, rules.ScriptedDice(()))
+                pre = activation.effects
+                state = rules.apply(state, activation)
+            else:
+                pre = (Effect("activated", unit.id),)
+    elif action == "lg_pass" and state.sequence.initiative and state.sequence.initiative not in mine:
+        raise ActionRefused("action", action, f"only side {state.sequence.initiative} may pass now")
+    elif action == "dh_leave":
+        structure = state.structures.get(str(inputs.get("structure")))
+        if structure is not None and structure.crew is not None and structure.crew.side not in mine:
+            raise InputError("structure", inputs.get("structure"), f"{structure.label}'s crew is not yours")
+    # Weapons must come from this battle's catalogue, never the rules' built-in examples.
+    if "weapon" in inputs and str(inputs["weapon"]) not in state.weapons:
+        raise UnknownReference("weapon", inputs["weapon"], f"unknown weapon {inputs['weapon']!r}")
+    return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
+
+
+def _dice(dice_values, seed=None):
+    if dice_values is None:
+        return rules.RandomDice(seed)
+    return rules.ScriptedDice([v for v in dice_values])
+
+
+def _check_open(battle):
+    if battle.status == BattleStatus.FINISHED:
+        raise ActionRefused("action", None, "This battle has ended: nothing more can happen in it")
+    if battle.status != BattleStatus.IN_PROGRESS:
+        raise ActionRefused("action", None, "This battle has not started yet")
+
+
+def _lock(battle_id):
+    return Battle.objects.select_for_update().get(pk=battle_id)
+
+
+def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
+    """Apply the outcome to the rows, log it with what undoing needs, and bump the version."""
+    battle, before = snapshot.battle, snapshot.state
+    after = rules.apply(before, outcome)
+    structure_ids, unit_ids = snap.changed_ids(before, after)
+    new_units = [u for u in unit_ids if u not in before.units]
+    old_units = [u for u in unit_ids if u in before.units]
+    snap.write_structures(snapshot, [after.structures[k] for k in structure_ids])
+    snap.write_units(snapshot, [after.units[k] for k in old_units])
+    sources = {e.target: e.ref for e in outcome.effects if e.type == "unit_created"}
+    created = snap.create_units(snapshot, [after.units[k] for k in new_units], sources)
+    undo = {
+        "structures": {k: _without_sheet(before.structures[k].to_dict()) for k in structure_ids},
+        "units": {k: before.units[k].to_dict() for k in old_units},
+        "created_units": created,
+        "battle": _battle_fields(battle),
+    }
+    battle.turn, battle.upkeep_turn = after.turn, after.upkeep_turn
+    battle.sequence = after.sequence.to_dict()
+    entry = append_entry(
+        battle, action=outcome.action, summary=outcome.summary, turn=before.turn, actor=user, side=side,
+        inputs=inputs, dice=[d.to_dict() for d in outcome.dice],
+        outcome={"effects": [e.to_dict() for e in outcome.effects]}, undo=undo, client_token=client_token,
+    )
+    _bump(battle, map_changed=bool(structure_ids or unit_ids))
+    return entry
+
+
+def _without_sheet(d):
+    d.pop("sheet", None)
+    return d
+
+
+def _battle_fields(battle):
+    return {"turn": battle.turn, "upkeep_turn": battle.upkeep_turn, "sequence": battle.sequence}
+
+
+def _bump(battle, *, map_changed):
+    battle.version += 1
+    fields = ["version", "turn", "upkeep_turn", "sequence"]
+    if map_changed:
+        battle.map_version += 1
+        fields.append("map_version")
+    battle.save(update_fields=fields)
+
+
+def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None, client_token=None, seed=None):
+    """Resolve one action and log it. `dice_values` are the players' own rolls in the order the rule
+    asks for them; None lets the server roll. The same `client_token` twice resolves once: the second
+    call returns the first call's entry.
+
+    Raises a RulesError (with the field at fault) and changes nothing when the action is refused.
+    """
+    with transaction.atomic():
+        battle = _lock(battle_id)
+        if client_token:
+            done = LogEntry.objects.filter(battle=battle, client_token=client_token).first()
+            if done is not None:
+                return done
+        _check_open(battle)
+        snapshot = snap.load(battle, lock=True)
+        prepared = prepare(snapshot, user, action, inputs, attacker)
+        if action in TURN_ACTIONS:
+            raise ActionRefused("action", action, "turns are moved on with the turn buttons, not the attack form")
+        outcome = rules.resolve(action, prepared.state, prepared.inputs, _dice(dice_values, seed))
+        combined = Outcome(action, prepared.pre_effects + outcome.effects, outcome.dice, outcome.summary)
+        logged_inputs = {**prepared.inputs, **({"attacker": prepared.attacker} if prepared.attacker else {}),
+                         "dice": "player" if dice_values is not None else "server"}
+        return _commit(snapshot, combined, user=user, side=prepared.side, inputs=logged_inputs,
+                       client_token=client_token)
+
+
+def turn_action(*, battle_id, user, action, dice_values=None, client_token=None, seed=None):
+    """End the turn (and run the new turn's upkeep), run upkeep, or roll LaserGrenadiers initiative."""
+    if action not in TURN_ACTIONS:
+        raise UnknownReference("action", action, f"{action!r} is not a turn action")
+    with transaction.atomic():
+        battle = _lock(battle_id)
+        if client_token and LogEntry.objects.filter(battle=battle, client_token=client_token).exists():
+            return list(battle.log_entries.filter(client_token=client_token))
+        _check_open(battle)
+        snapshot = snap.load(battle, lock=True)
+        prepare(snapshot, user, action, {})
+        dice = _dice(dice_values, seed)
+        entries = []
+        steps = [action, "upkeep"] if action == "end_turn" else [action]
+        for i, step in enumerate(steps):
+            if step == "upkeep" and snapshot.state.upkeep_turn >= snapshot.state.turn:
+                continue
+            outcome = rules.resolve(step, snapshot.state, {}, dice)
+            token = client_token if i == 0 else None
+            entries.append(_commit(snapshot, outcome, user=user, side="", inputs={}, client_token=token))
+            if i + 1 < len(steps):
+                snapshot = snap.load(battle, lock=True)
+        return entries
+
+
+def undo_last(*, battle_id, user):
+    """Undo the newest action that is not undone yet: restore the rows it changed to exactly what they
+    were, mark it undone and log the undo. Only an organiser or the player who acted may undo."""
+    with transaction.atomic():
+        battle = _lock(battle_id)
+        _check_open(battle)
+        last = (battle.log_entries.filter(undone=False).exclude(action="undo")
+                .select_related("actor").order_by("-seq").first())
+        if last is None or not last.undo:
+            raise ActionRefused("undo", None, "There is nothing to undo")
+        if not (permissions.is_organiser(user, battle.club_id) or (last.actor_id and last.actor_id == user.pk)):
+            raise ActionRefused("undo", last.seq, f"Only an organiser or {last.actor_name or 'the player who acted'} "
+                                                  f"may undo #{last.seq}")
+        undo = last.undo
+        Unit.objects.filter(pk__in=undo.get("created_units", []), army__battle=battle).delete()
+        snapshot = snap.load(battle, lock=True)
+        snap.write_structures(snapshot, [rules.StructureState.from_dict(d) for d in undo["structures"].values()])
+        snap.write_units(snapshot, [rules.UnitState.from_dict(d) for d in undo["units"].values()])
+        for name, value in undo["battle"].items():
+            setattr(battle, name, value)
+        LogEntry.objects.filter(pk=last.pk).update(undone=True)
+        entry = append_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
+                             side=last.side, undoes=last)
+        _bump(battle, map_changed=bool(undo["structures"] or undo["units"] or undo.get("created_units")))
+        return entry
+
+
+def start(*, battle_id, user):
+    """Move a battle from setting up to in progress (organisers only)."""
+    with transaction.atomic():
+        battle = Battle.objects.select_for_update().get(pk=battle_id)
+        if not permissions.is_organiser(user, battle.club_id):
+            raise ActionRefused("action", "start", "Only an organiser may start the battle")
+        if battle.status != BattleStatus.SETUP:
+            raise ActionRefused("action", "start", "The battle has already started")
+        battle.status = BattleStatus.IN_PROGRESS
+        append_entry(battle, action="start", summary=f"Battle starts (turn {battle.turn})", actor=user)
+        battle.version += 1
+        battle.save(update_fields=["status", "version"])
+        return battle
+
+
+def preview(*, battle, user, action, inputs, attacker=None):
+    """Exact odds of the action as the form stands, from the same rule code that will resolve it."""
+    snapshot = snap.load(battle)
+    prepared = prepare(snapshot, user, action, inputs, attacker)
+    return rules.odds(action, prepared.state, prepared.inputs)
+
+
+def next_die(*, battle, user, action, inputs, attacker=None, dice_values=()):
+    """The next physical die the players must roll for this action, or None when they have entered all."""
+    snapshot = snap.load(battle)
+    prepared = prepare(snapshot, user, action, inputs, attacker)
+    return rules.next_die(action, prepared.state, prepared.inputs, list(dice_values))
+

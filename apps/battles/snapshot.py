@@ -1,0 +1,227 @@
+"""Between the database and the rules engine: a battle's rows become an `apps.rules` state, and
+a changed state is written back to exactly the rows that changed.
+
+Ids in the rules state are the rows' primary keys with a prefix — "s12" a structure, "u7" a unit,
+"w3" a weapon — because the rules look structures and units up in one namespace.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from apps.armies.models import Army, Unit, Weapon
+from apps.rules import (BattleOptions, BattleState, CrewState, CrewWeapon, Fire, Floor, FortSheet, SequenceState,
+                        StructureState, UnitState, WeaponProfile)
+from apps.structures.models import Structure
+
+SHEET_FIELDS = ("slug", "name", "kind", "dm", "crew_total", "leaders", "locations", "weapons", "features",
+                "penetration_weapon", "penetration_row", "kind_note", "note")
+STRUCTURE_WRITE_FIELDS = ["damage_taken", "fire_size", "fire_started_turn", "collapsed", "destroyed", "impassable",
+                          "breach_needed", "breach_scored", "breached", "crew_men", "crew_pins", "crew_routed",
+                          "crew_penetrating_hits", "weapons_destroyed"]
+UNIT_WRITE_FIELDS = ["models_left", "down", "pins", "acted", "incapacitated", "morale_check_pending", "destroyed",
+                     "fireteam", "floor", "x", "y"]
+
+
+def structure_id(s):
+    return f"s{s.pk}"
+
+
+def unit_id(u):
+    return f"u{u.pk}"
+
+
+def weapon_id(w):
+    return f"w{w.pk}"
+
+
+def fort_sheet(sheet):
+    return FortSheet.from_dict({name: getattr(sheet, name) for name in SHEET_FIELDS})
+
+
+def structure_state(s):
+    sheet = fort_sheet(s.sheet) if s.sheet_id else None
+    crew = None
+    if sheet is not None:
+        destroyed = set(s.weapons_destroyed or [])
+        crew = CrewState(
+            side=s.crew_side, men=s.crew_men, nco=sum(sheet.leaders.values()) or 1, pins=s.crew_pins,
+            routed=s.crew_routed, penetrating_hits=s.crew_penetrating_hits,
+            weapons=tuple(CrewWeapon(w.name, w.crew, w.location or "", i in destroyed,
+                                     light_mg="light" in w.name.lower() and "mg" in w.name.lower())
+                          for i, w in enumerate(sheet.weapons)),
+        )
+    floors = []
+    for floor in s.floors.all():
+        openings = {}
+        for opening in floor.openings.all():
+            openings[opening.side] = openings.get(opening.side, 0) + opening.count
+        occupant = getattr(floor, "occupant", None)
+        floors.append(Floor(floor.level, unit_id(occupant) if occupant else None, openings, floor.is_roof))
+    return StructureState(
+        id=structure_id(s), kind=s.kind, name=s.name,
+        wall_material=s.wall_material.slug, roof_material=s.roof_material.slug if s.roof_material_id else None,
+        wall_ac=s.wall_material.armor_class, roof_ac=s.roof_material.armor_class if s.roof_material_id else None,
+        construction=s.wall_material.construction, flammable=s.flammable, flimsy=s.flimsy,
+        floors=tuple(floors) or (Floor(0),), area=float(s.width * s.depth),
+        damage_max=s.damage_max, damage_taken=s.damage_taken,
+        fire=Fire(float(s.fire_size), s.fire_started_turn or 1) if s.fire_size is not None else None,
+        collapsed=s.collapsed, destroyed=s.destroyed, impassable=s.impassable,
+        breach_needed=s.breach_needed, breach_scored=s.breach_scored, breached=s.breached,
+        crew=crew, sheet=sheet,
+    )
+
+
+def unit_state(u, side):
+    floor = u.floor
+    return UnitState(
+        id=unit_id(u), side=side, kind=u.kind, name=u.name, tank_class=u.tank_class, experience=u.experience,
+        models=u.models_left, down=u.down, pins=u.pins, acted=u.acted, incapacitated=u.incapacitated,
+        morale_check_pending=u.morale_check_pending, fireteam=u.fireteam, destroyed=u.destroyed,
+        structure=f"s{floor.structure_id}" if floor else None, floor=floor.level if floor else None,
+        position=(float(u.x), float(u.y)) if u.x is not None else None,
+        weapons=tuple(f"w{uw.weapon_id}" for uw in u.unit_weapons.all()),
+    )
+
+
+def weapon_profile(w):
+    return WeaponProfile(
+        key=weapon_id(w), name=w.name, ruleset=w.ruleset, weapon_type=w.weapon_type, attack_factor=w.attack_factor,
+        range_factor=float(w.range_factor) if w.range_factor is not None else None,
+        min_range=float(w.min_range) if w.min_range is not None else None,
+        rof_code=w.rof_code, weapon_class=w.weapon_class,
+        effect_area=float(w.effect_area) if w.effect_area is not None else 0.0,
+        detection_effect=w.detection_effect or 0, barrels=w.barrels, vehicle_only=w.vehicle_only,
+        variable_fire=w.variable_fire, convergence=w.weapon_type == "convergence_beam",
+        he_value=w.he_value, flamethrower=w.flamethrower, heavy_weapon=w.heavy_weapon,
+        heavy_howitzer=w.heavy_howitzer, indirect=w.indirect, dh_category=w.dh_category,
+        ap=w.ap, rof=w.rof, mm=w.mm, dm=w.dm, penetration_row=tuple(w.penetration_row or ()),
+    )
+
+
+def battle_options(battle):
+    known = set(BattleOptions.__dataclass_fields__)
+    return BattleOptions.from_dict({k: v for k, v in battle.rules_options().items() if k in known})
+
+
+@dataclass
+class Snapshot:
+    """A battle as the rules see it, with the rows it was read from."""
+
+    battle: object
+    state: BattleState
+    structures: dict  # id -> Structure row
+    units: dict  # id -> Unit row
+    armies: dict  # side -> Army row
+
+    def floor_row(self, structure_id, level):
+        return next(f for f in self.structures[structure_id].floors.all() if f.level == level)
+
+
+def load(battle, *, lock=False):
+    """Every structure, unit and catalogue weapon of the battle, in a fixed number of queries.
+
+    With `lock`, the structure and unit rows are locked until the transaction ends (the battle row
+    itself is locked by the caller first, so concurrent actions on one battle queue up in order).
+    """
+    structures = Structure.objects.filter(battle=battle).select_related("wall_material", "roof_material", "sheet")
+    units = Unit.objects.filter(army__battle=battle).select_related("army", "floor")
+    if lock:
+        structures = structures.select_for_update(of=("self",))
+        units = units.select_for_update(of=("self",))
+    structure_rows = {structure_id(s): s for s in structures.prefetch_related("floors__openings")}
+    unit_rows = {unit_id(u): u for u in units.prefetch_related("unit_weapons")}
+    armies = {u.army.side: u.army for u in unit_rows.values()}
+    if len(armies) < 2:
+        armies.update({a.side: a for a in Army.objects.filter(battle=battle)})
+    # Occupants come from the units already loaded, not one query per floor.
+    by_floor = {u.floor_id: u for u in unit_rows.values() if u.floor_id}
+    for s in structure_rows.values():
+        for floor in s.floors.all():
+            floor.occupant = by_floor.get(floor.pk)
+    weapons = [weapon_profile(w) for w in Weapon.objects.filter(ruleset=battle.ruleset)]
+    state = BattleState.build(
+        structures=[structure_state(s) for s in structure_rows.values()],
+        units=[unit_state(u, u.army.side) for u in unit_rows.values()],
+        weapons=weapons,
+        turn=battle.turn,
+        options=battle_options(battle),
+        sequence=SequenceState.from_dict(battle.sequence) if battle.sequence else None,
+        upkeep_turn=battle.upkeep_turn,
+    )
+    return Snapshot(battle, state, structure_rows, unit_rows, armies)
+
+
+def _decimal(value):
+    return None if value is None else Decimal(str(round(value, 2)))
+
+
+def changed_ids(before, after):
+    structures = [k for k, s in after.structures.items() if before.structures.get(k) != s]
+    units = [k for k, u in after.units.items() if before.units.get(k) != u]
+    return structures, units
+
+
+def write_structures(snapshot, states):
+    rows = []
+    for s in states:
+        row = snapshot.structures[s.id]
+        row.damage_taken = s.damage_taken
+        row.fire_size = _decimal(s.fire.size) if s.fire else None
+        row.fire_started_turn = s.fire.started_turn if s.fire else None
+        row.collapsed, row.destroyed, row.impassable = s.collapsed, s.destroyed, s.impassable
+        row.breach_needed, row.breach_scored, row.breached = s.breach_needed, s.breach_scored, s.breached
+        if s.crew is not None:
+            row.crew_men, row.crew_pins, row.crew_routed = s.crew.men, s.crew.pins, s.crew.routed
+            row.crew_penetrating_hits = s.crew.penetrating_hits
+            row.weapons_destroyed = [i for i, w in enumerate(s.crew.weapons) if w.destroyed]
+        rows.append(row)
+    if rows:
+        Structure.objects.bulk_update(rows, STRUCTURE_WRITE_FIELDS)
+
+
+def outside(structure_row):
+    """Where a unit that leaves a structure stands: just beyond its footprint."""
+    return structure_row.x, min(structure_row.y + structure_row.depth / 2 + 1, Decimal("9999"))
+
+
+def write_units(snapshot, states):
+    rows = []
+    for u in states:
+        row = snapshot.units[u.id]
+        row.models_left, row.down, row.pins, row.acted = u.models, u.down, u.pins, u.acted
+        row.incapacitated, row.morale_check_pending = u.incapacitated, u.morale_check_pending
+        row.destroyed, row.fireteam = u.destroyed, u.fireteam
+        left_from = row.floor.structure_id if row.floor_id else None
+        if u.structure is not None:
+            row.floor, row.x, row.y = snapshot.floor_row(u.structure, u.floor), None, None
+        elif u.position is not None:
+            row.floor, row.x, row.y = None, _decimal(u.position[0]), _decimal(u.position[1])
+        elif left_from is not None and not u.destroyed:
+            row.floor = None
+            row.x, row.y = outside(snapshot.structures[f"s{left_from}"])
+        else:
+            row.floor, row.x, row.y = None, None, None
+        rows.append(row)
+    if not rows:
+        return
+    # One unit per floor is a unique constraint checked row by row: clear the moving units' floors
+    # first so two units swapping floors never collide halfway.
+    moving = [r.pk for r in rows if r.floor_id is not None]
+    if moving:
+        Unit.objects.filter(pk__in=moving).update(floor=None)
+    Unit.objects.bulk_update(rows, UNIT_WRITE_FIELDS)
+
+
+def create_units(snapshot, states, sources):
+    """Units the rules created (a crew leaving its fortification): new rows in the side's army,
+    standing just outside the structure they came from (`sources`: unit id -> structure id)."""
+    created = []
+    for u in states:
+        source = snapshot.structures.get(sources.get(u.id, ""))
+        x, y = outside(source) if source is not None else (None, None)
+        row = Unit.objects.create(
+            army=snapshot.armies[u.side], name=u.name or "Crew section", kind=u.kind, experience=u.experience,
+            models_start=u.models, models_left=u.models, pins=u.pins, x=x, y=y,
+        )
+        created.append(row.pk)
+    return created

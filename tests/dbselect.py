@@ -7,7 +7,9 @@ constraints and transactions are tested for real; otherwise SQLite, said on the 
 import os
 import socket
 
-PG_URL = "postgres://postgres@127.0.0.1:5432/redoubt"
+# One database name per test run (pytest-django prefixes "test_"), so two runs on one machine —
+# a developer's and CI's, or several helpers' — never drop each other's test database.
+PG_URL = f"postgres://postgres@127.0.0.1:5432/redoubt_{os.getpid()}"
 
 
 def postgres_answers(host="127.0.0.1", port=5432):

@@ -69,7 +69,7 @@ def first_broken_entry(battle):
     expected_seq = 1
     for entry in battle.log_entries.order_by("seq").select_related("undoes").iterator(chunk_size=500):
         if entry.seq != expected_seq:
-            return entry.seq, f"entry #{expected_seq} is missing (next stored entry is #{entry.seq})"
+            return expected_seq, f"entry #{expected_seq} is missing (next stored entry is #{entry.seq})"
         if entry.prev_hash != prev_hash:
             return entry.seq, f"entry #{entry.seq} does not follow entry #{entry.seq - 1} (previous hash differs)"
         if entry.entry_hash != entry_hash(entry, prev_hash):

@@ -1,0 +1,224 @@
+"""The battle use cases against a real database: what an action writes, what a refused action leaves
+alone, and that undo puts every row back exactly."""
+
+import pytest
+from django.utils import timezone
+
+from apps.armies.models import Unit
+from apps.battles import services, snapshot
+from apps.battles.log import first_broken_entry
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.rules import ActionRefused, DieValueError, InputError, MissingDie, RulesError, UnknownReference
+from tests.factories import make_world, weapon
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ba():
+    """A Bolt Action battle: a two-floor brick house held by side B, a field gun of side A."""
+    world = make_world(ruleset="ba")
+    world.he = weapon("ba", "he-2d6", he_value="2D6", heavy_weapon=True)
+    world.rifles = weapon("ba", "rifles")
+    world.house = world.structure("Brick house", floors=2)
+    world.squad = world.unit("B", "Grenadiers", floor=world.house.floors.get(level=1), weapons=[world.rifles])
+    world.gun = world.unit("A", "Field gun", kind="artillery", models=4, weapons=[world.he])
+    return world
+
+
+def he_inputs(w, **extra):
+    return {"weapon": f"w{w.he.pk}", "structure": f"s{w.house.pk}", "target": f"u{w.squad.pk}", "hit": "yes",
+            **extra}
+
+
+def state_of(battle):
+    return snapshot.load(battle).state
+
+
+def test_player_dice_collapse_the_house_and_are_logged(ba):
+    entry = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["6", "5"])
+    ba.house.refresh_from_db()
+    ba.squad.refresh_from_db()
+    ba.gun.refresh_from_db()
+    assert ba.house.collapsed and ba.squad.destroyed and ba.squad.floor is None
+    assert ba.gun.acted
+    assert entry.seq == 1 and entry.actor == ba.alice and entry.side == "A"
+    assert entry.dice == [{"purpose": entry.dice[0]["purpose"], "sides": 6, "count": 2, "faces": [6, 5], "value": 11,
+                           "source": "player", "target": "sum"}]
+    assert "collapses" in entry.summary
+    battle = Battle.objects.get(pk=ba.battle.pk)
+    assert battle.version == 2 and battle.map_version == 2
+    assert first_broken_entry(battle) is None
+
+
+def test_server_dice_are_marked_as_rolled_by_the_server(ba):
+    entry = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", seed=3)
+    assert entry.dice and all(d["source"] == "server" for d in entry.dice)
+    assert entry.inputs["dice"] == "server"
+
+
+REFUSALS = [
+    # (who acts, attacker, inputs change, dice, field at fault, error class)
+    ("bob", "gun", {}, ["3", "3"], "attacker", InputError),
+    ("alice", "gun", {"weapon": "rifles"}, ["3", "3"], "weapon", InputError),
+    ("alice", "gun", {"floor": "7"}, ["3", "3"], "floor", UnknownReference),
+    ("alice", "gun", {}, ["3", "7"], "dice[1]", DieValueError),
+    ("alice", "gun", {}, ["3"], "dice[1]", MissingDie),
+    ("alice", "gun", {}, ["3", "3", "3"], "dice", RulesError),
+    ("alice", "gun", {"structure": "elsewhere"}, ["3", "3"], "structure", UnknownReference),
+    ("alice", None, {}, ["3", "3"], "attacker", InputError),
+]
+
+
+@pytest.mark.parametrize("who, attacker, change, dice, field, error", REFUSALS)
+def test_refused_actions_change_nothing(ba, who, attacker, change, dice, field, error):
+    inputs = he_inputs(ba)
+    if change.get("weapon") == "rifles":
+        inputs["weapon"] = f"w{ba.rifles.pk}"
+    elif "floor" in change:
+        inputs["floor"] = change["floor"]
+    elif change.get("structure") == "elsewhere":
+        other = make_world(club_name="Other club")
+        inputs["structure"] = f"s{other.structure('Their house').pk}"
+    before = state_of(ba.battle)
+    with pytest.raises(error) as refused:
+        services.perform(battle_id=ba.battle.pk, user=getattr(ba, who), action="ba_he", inputs=inputs,
+                         attacker=f"u{getattr(ba, attacker).pk}" if attacker else None, dice_values=dice)
+    assert refused.value.field == field
+    assert str(refused.value)
+    assert state_of(ba.battle) == before
+    assert not LogEntry.objects.filter(battle=ba.battle).exists()
+    assert Battle.objects.get(pk=ba.battle.pk).version == 1
+
+
+def test_a_unit_acts_once_per_turn(ba):
+    services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                     attacker=f"u{ba.gun.pk}", dice_values=["1", "2"])
+    with pytest.raises(InputError, match="already acted"):
+        services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                         attacker=f"u{ba.gun.pk}", dice_values=["1", "2"])
+    services.turn_action(battle_id=ba.battle.pk, user=ba.alice, action="end_turn")
+    services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                     attacker=f"u{ba.gun.pk}", dice_values=["1", "2"])
+    assert LogEntry.objects.filter(battle=ba.battle, action="ba_he").count() == 2
+
+
+@pytest.mark.parametrize("status", [BattleStatus.FINISHED, BattleStatus.SETUP])
+def test_no_action_outside_a_running_battle(ba, status):
+    Battle.objects.filter(pk=ba.battle.pk).update(status=status, finished_at=timezone.now())
+    with pytest.raises(ActionRefused):
+        services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                         attacker=f"u{ba.gun.pk}", dice_values=["1", "2"])
+    assert not LogEntry.objects.exists()
+
+
+def test_a_member_of_another_club_cannot_act(ba):
+    stranger = make_world(club_name="Strangers").organiser
+    with pytest.raises(ActionRefused):
+        services.perform(battle_id=ba.battle.pk, user=stranger, action="ba_he", inputs=he_inputs(ba),
+                         attacker=f"u{ba.gun.pk}", dice_values=["1", "2"])
+
+
+def test_the_same_form_token_resolves_once(ba):
+    first = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["1", "2"], client_token="tap-1")
+    again = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["6", "6"], client_token="tap-1")
+    assert again.pk == first.pk
+    assert LogEntry.objects.filter(battle=ba.battle).count() == 1
+    ba.house.refresh_from_db()
+    assert not ba.house.collapsed
+
+
+def test_undo_restores_every_row_exactly_and_keeps_the_entry(ba):
+    before = state_of(ba.battle)
+    entry = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["6", "6"])
+    assert state_of(ba.battle) != before
+    undo = services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
+    assert state_of(ba.battle) == before
+    entry.refresh_from_db()
+    assert entry.undone and undo.undoes == entry and undo.seq == entry.seq + 1
+    assert undo.summary.startswith(f"Undid #{entry.seq}")
+    battle = Battle.objects.get(pk=ba.battle.pk)
+    assert first_broken_entry(battle) is None
+    with pytest.raises(ActionRefused, match="nothing to undo"):
+        services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
+
+
+def test_only_the_player_who_acted_or_an_organiser_may_undo(ba):
+    services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                     attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
+    with pytest.raises(ActionRefused):
+        services.undo_last(battle_id=ba.battle.pk, user=ba.bob)
+    services.undo_last(battle_id=ba.battle.pk, user=ba.organiser)
+    assert LogEntry.objects.get(seq=1).undone
+
+
+def test_end_turn_runs_upkeep_and_clears_who_acted(ba):
+    services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                     attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
+    entries = services.turn_action(battle_id=ba.battle.pk, user=ba.bob, action="end_turn")
+    assert [e.action for e in entries] == ["end_turn", "upkeep"]
+    assert [e.turn for e in entries] == [1, 2]
+    battle = Battle.objects.get(pk=ba.battle.pk)
+    assert battle.turn == 2 and battle.upkeep_turn == 2
+    assert not Unit.objects.get(pk=ba.gun.pk).acted
+
+
+def test_upkeep_grows_a_fire_and_undo_shrinks_it_back(ba):
+    ba.house.fire_size, ba.house.fire_started_turn, ba.house.flammable = 2, 1, True
+    ba.house.save()
+    services.turn_action(battle_id=ba.battle.pk, user=ba.alice, action="end_turn")  # turn 2: no growth yet
+    services.turn_action(battle_id=ba.battle.pk, user=ba.alice, action="end_turn")  # turn 3: doubles
+    ba.house.refresh_from_db()
+    assert ba.house.fire_size == 4
+    services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
+    ba.house.refresh_from_db()
+    assert ba.house.fire_size == 2
+
+
+@pytest.fixture
+def dh():
+    world = make_world(ruleset="dh")
+    from apps.structures.models import BunkerSheet
+    from apps.rules.tables import DH_SHEETS
+
+    data = next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse")
+    world.sheet = BunkerSheet.objects.create(**data)
+    world.bunker = world.structure("Loghouse", floors=1, kind="bunker", wall=("logs", 6, "wooden"),
+                                   sheet=world.sheet, crew_men=10, crew_side="B")
+    world.gun = weapon("dh", "45mm", dh_category="main_gun", dm=-1,
+                       penetration_row=[12, 24, 36, 48, 60, 72, 84, 96, 108, 120])
+    world.crew_gun = world.unit("A", "AT gun", kind="artillery", models=3, weapons=[world.gun])
+    return world
+
+
+def test_a_crew_that_leaves_becomes_units_and_undo_takes_them_away(dh):
+    before = state_of(dh.battle)
+    entry = services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave",
+                             inputs={"structure": f"s{dh.bunker.pk}", "section_size": "5"})
+    made = Unit.objects.filter(army=dh.armies["B"])
+    assert sum(u.models_left for u in made) == 10 and made.count() == 2
+    assert all(u.x is not None for u in made)
+    assert entry.undo["created_units"] == sorted(u.pk for u in made) or set(entry.undo["created_units"]) == {
+        u.pk for u in made}
+    services.undo_last(battle_id=dh.battle.pk, user=dh.bob)
+    assert not Unit.objects.filter(army=dh.armies["B"]).exists()
+    assert state_of(dh.battle) == before
+
+
+def test_main_gun_penetrating_hits_are_kept_on_the_crew(dh):
+    # Front facing: location d10 3 = walls (AV 90); penetration d10 8 = 96 penetrates; PH d10 6,
+    # 45mm DM -1 → 5: blast 10D10 at AP 6, guts check, 2 PH.
+    blast = ["1", "2", "7", "8", "9", "10", "10", "9", "8", "7"]
+    services.perform(battle_id=dh.battle.pk, user=dh.alice, action="dh_main_gun", attacker=f"u{dh.crew_gun.pk}",
+                     inputs={"weapon": f"w{dh.gun.pk}", "structure": f"s{dh.bunker.pk}", "facing": "front",
+                             "hit": "yes", "guts_passed": "no"},
+                     dice_values=["3", "8", "6", *blast])
+    dh.bunker.refresh_from_db()
+    assert dh.bunker.crew_penetrating_hits == 2
+    assert dh.bunker.crew_men == 8  # two dice at or under AP 6
+    assert dh.bunker.crew_pins == 1

@@ -82,13 +82,15 @@ def prepare(snapshot, user, action, inputs, attacker=None):
             name = state.weapons[str(weapon)].name if str(weapon) in state.weapons else repr(weapon)
             raise InputError("weapon", weapon, f"{unit.label} does not carry {name}")
         if action in ATTACKS or action in CALLED_FIRE or action == "ba_tank_ram":
-            if unit.acted or unit.id in state.sequence.activated:
+            # A club that tracks orders with its own order dice may switch this check off.
+            tracked = (snapshot.battle.options or {}).get("track_actions", True)
+            if tracked and (unit.acted or unit.id in state.sequence.activated):
                 raise InputError("attacker", attacker, f"{unit.label} has already acted this turn")
             if snapshot.battle.ruleset == "lg":
                 activation = rules.resolve("lg_activate", state, {"unit": unit.id}, rules.ScriptedDice(()))
                 pre = activation.effects
                 state = rules.apply(state, activation)
-            else:
+            elif tracked:
                 pre = (Effect("activated", unit.id),)
     elif action == "lg_pass" and state.sequence.initiative and state.sequence.initiative not in mine:
         raise ActionRefused("action", action, f"only side {state.sequence.initiative} may pass now")

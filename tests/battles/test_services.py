@@ -222,3 +222,11 @@ def test_main_gun_penetrating_hits_are_kept_on_the_crew(dh):
     assert dh.bunker.crew_penetrating_hits == 2
     assert dh.bunker.crew_men == 8  # two dice at or under AP 6
     assert dh.bunker.crew_pins == 1
+
+
+def test_a_club_using_its_own_order_dice_may_switch_action_tracking_off(ba):
+    Battle.objects.filter(pk=ba.battle.pk).update(options={"track_actions": False})
+    for _ in range(2):
+        services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                         attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
+    assert LogEntry.objects.filter(battle=ba.battle).count() == 2

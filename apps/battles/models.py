@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import F, Q
 
@@ -43,6 +44,8 @@ class Battle(RulesOptions):
     result = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The campaign's rows as they were before this battle's end state was written back (for reopening).
+    campaign_before = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
 
     objects = BattleQuerySet.as_manager()
 

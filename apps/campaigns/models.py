@@ -98,6 +98,12 @@ class Campaign(RulesOptions):
     club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="campaigns")
     name = models.CharField(max_length=120)
     description = models.TextField(blank=True)
+    fires_persist = models.BooleanField(
+        default=False, help_text="Fires still burning when a session ends keep burning in the next one"
+    )
+    single_open_battle = models.BooleanField(
+        default=True, help_text="A new session can only start once the previous battle is finished"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta(RulesOptions.Meta):

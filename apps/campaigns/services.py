@@ -1,0 +1,180 @@
+"""A campaign is a sequence of sessions: each battle starts from the campaign's ground and rosters as
+they stand, and finishing it writes its end state back, in one transaction.
+
+The campaign's own rows are its memory; a battle works on copies (`origin` points back), so a
+session can be reopened and the campaign restored to exactly what it was before that battle ended.
+"""
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.armies.models import Army, Unit
+from apps.battles.log import append_entry
+from apps.battles.models import Battle, BattleStatus
+from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
+from apps.campaigns import permissions
+from apps.campaigns.copying import copy_battlefield
+from apps.campaigns.models import Campaign
+from apps.rules import ActionRefused
+from apps.structures.models import Structure
+
+RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
+                "weather", "options")
+# What a unit carries from one session to the next: its losses. Pins, Down and having acted are
+# for one battle only.
+UNIT_CARRIED = ["models_left", "destroyed"]
+
+
+def _organiser(user, campaign, what):
+    if not permissions.is_organiser(user, campaign.club_id):
+        raise ActionRefused("campaign", campaign.pk, f"Only an organiser of {campaign.club} may {what}")
+
+
+def start_session(*, campaign_id, user, name="", weather=None):
+    """A new battle on the campaign's ground as it stands: damage, rubble, fires (out, unless the
+    campaign keeps them burning), bunker crews with their losses and penetrating hits; every army's
+    roster with its losses; pins, Down and activations cleared."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
+        _organiser(user, campaign, "start a session")
+        open_battle = campaign.battles.exclude(status=BattleStatus.FINISHED).first()
+        if open_battle is not None and campaign.single_open_battle:
+            raise ActionRefused("campaign", campaign.pk,
+                                f"{open_battle.name} is still open: finish it before starting the next session")
+        number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
+        battle = Battle.objects.create(
+            club_id=campaign.club_id, campaign=campaign, name=name or f"{campaign.name} — session {number}",
+            session_number=number, status=BattleStatus.SETUP,
+            **{field: getattr(campaign, field) for field in RULES_FIELDS},
+        )
+        if weather:
+            battle.weather = weather
+            battle.save(update_fields=["weather"])
+        copy_battlefield(campaign, battle=battle)
+        # A new session starts at turn 1, so a fire that kept burning restarts its growth clock.
+        structures = battle.structures.all()
+        if campaign.fires_persist:
+            structures.filter(fire_size__isnull=False).update(fire_started_turn=1)
+        else:
+            structures.update(fire_size=None, fire_started_turn=None)
+        structures.update(crew_pins=0, crew_routed=False)
+        Unit.objects.filter(army__battle=battle).update(pins=0, down=False, acted=False, incapacitated=False,
+                                                        morale_check_pending=False)
+        append_entry(battle, action="session_start", actor=user,
+                     summary=f"Session {number} of {campaign.name} set up from the campaign's ground and rosters")
+        return battle
+
+
+def _campaign_state(campaign):
+    """The campaign rows a write-back changes, as they are now (for reopening)."""
+    return {
+        "structures": {
+            str(s["id"]): {k: v for k, v in s.items() if k != "id"}
+            for s in Structure.objects.filter(campaign=campaign).values("id", *STRUCTURE_WRITE_FIELDS)
+        },
+        "units": {
+            str(u["id"]): {k: v for k, v in u.items() if k != "id"}
+            for u in Unit.objects.filter(army__campaign=campaign).values("id", "floor_id", "x", "y", *UNIT_CARRIED)
+        },
+    }
+
+
+def finish_battle(*, battle_id, user, winner="", result=""):
+    """End a campaign battle and write its end state back to the campaign, in one transaction."""
+    with transaction.atomic():
+        battle = Battle.objects.select_for_update().get(pk=battle_id)
+        if battle.status == BattleStatus.FINISHED:
+            raise ActionRefused("battle", battle.pk, "This battle is already finished")
+        if not permissions.is_organiser(user, battle.club_id):
+            raise ActionRefused("battle", battle.pk, "Only an organiser may finish the battle")
+        if winner not in ("", "A", "B", "D"):
+            raise ActionRefused("winner", winner, "The winner is side A, side B or a draw")
+        created = []
+        if battle.campaign_id:
+            campaign = Campaign.objects.select_for_update().get(pk=battle.campaign_id)
+            battle.campaign_before = _campaign_state(campaign)
+            created = _write_back(battle, campaign)
+            battle.campaign_before["created_units"] = created
+        battle.status, battle.finished_at = BattleStatus.FINISHED, timezone.now()
+        battle.winner, battle.result = winner, result[:300]
+        words = {"A": "side A wins", "B": "side B wins", "D": "a draw", "": "no result recorded"}[winner]
+        append_entry(battle, action="finish", actor=user, summary=f"Battle finished: {words}"
+                     + (f" — {result[:200]}" if result else ""))
+        battle.version += 1
+        battle.save(update_fields=["status", "finished_at", "winner", "result", "campaign_before", "version"])
+        return battle
+
+
+def _write_back(battle, campaign):
+    copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
+    originals = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
+    changed = []
+    for copy in copies:
+        original = originals[copy.origin_id]
+        for field in STRUCTURE_WRITE_FIELDS:
+            setattr(original, field, getattr(copy, field))
+        changed.append(original)
+    Structure.objects.bulk_update(changed, STRUCTURE_WRITE_FIELDS)
+
+    units = list(Unit.objects.filter(army__battle=battle).select_related("army"))
+    originals = {u.pk: u for u in Unit.objects.filter(army__campaign=campaign).select_related("floor__structure")}
+    changed = []
+    for unit in units:
+        original = originals.get(unit.origin_id)
+        if original is None:
+            continue
+        original.models_left, original.destroyed = unit.models_left, unit.destroyed
+        where = original.floor.structure if original.floor_id else None
+        if original.destroyed or (where is not None and (where.collapsed or where.destroyed)):
+            # Nobody holds a floor of rubble, and the dead hold nothing.
+            if where is not None:
+                original.x, original.y = where.x, where.y
+            original.floor = None
+        changed.append(original)
+    Unit.objects.bulk_update(changed, [*UNIT_CARRIED, "floor", "x", "y"])
+
+    # Units born in the battle (a crew that left its fortification) join the campaign's rosters.
+    armies = {a.side: a for a in Army.objects.filter(campaign=campaign)}
+    created = []
+    for unit in units:
+        if unit.origin_id is None and not unit.destroyed and unit.army.side in armies:
+            created.append(Unit.objects.create(
+                army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
+                models_start=unit.models_start, models_left=unit.models_left, x=unit.x, y=unit.y,
+            ).pk)
+    return created
+
+
+def reopen_last(*, campaign_id, user):
+    """Reopen the campaign's most recently finished battle and put the campaign back as it was
+    before that battle was finished."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
+        _organiser(user, campaign, "reopen a battle")
+        battle = campaign.battles.select_for_update().filter(status=BattleStatus.FINISHED) \
+            .order_by("-finished_at").first()
+        if battle is None:
+            raise ActionRefused("campaign", campaign.pk, "No finished battle to reopen")
+        if campaign.battles.exclude(status=BattleStatus.FINISHED).exclude(pk=battle.pk).exists():
+            raise ActionRefused("campaign", campaign.pk, "Only the last session can be reopened")
+        before = battle.campaign_before or {}
+        Unit.objects.filter(pk__in=before.get("created_units", []), army__campaign=campaign).delete()
+        structures = Structure.objects.in_bulk([int(k) for k in before.get("structures", {})])
+        for pk, values in before.get("structures", {}).items():
+            for field, value in values.items():
+                setattr(structures[int(pk)], field, value)
+        Structure.objects.bulk_update(list(structures.values()), STRUCTURE_WRITE_FIELDS)
+        units = Unit.objects.in_bulk([int(k) for k in before.get("units", {})])
+        for pk, values in before.get("units", {}).items():
+            for field, value in values.items():
+                setattr(units[int(pk)], field, value)
+        if units:
+            Unit.objects.bulk_update(list(units.values()), [*UNIT_CARRIED, "floor", "x", "y"])
+        battle.status, battle.finished_at, battle.winner, battle.result = BattleStatus.IN_PROGRESS, None, "", ""
+        battle.campaign_before = {}
+        append_entry(battle, action="reopen", actor=user, summary="Battle reopened; the campaign is back as it was "
+                                                                  "before this battle was finished")
+        battle.version += 1
+        battle.save(update_fields=["status", "finished_at", "winner", "result", "campaign_before", "version"])
+        return battle

@@ -1,0 +1,135 @@
+"""A campaign's sessions: each battle starts from the campaign's state, finishing writes back, and
+reopening restores the campaign exactly."""
+
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import User
+
+from apps.armies.models import Army, Unit, UnitWeapon
+from apps.battles import services as battles
+from apps.battles.models import BattleStatus, LogEntry
+from apps.campaigns import services
+from apps.campaigns.models import Campaign, Club, Membership, Role
+from apps.rules import ActionRefused
+from apps.rules.tables import DH_SHEETS
+from apps.structures.models import BunkerSheet, Floor, Opening, Structure
+from tests.factories import material, weapon
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign():
+    club = Club.objects.create(name="Club", slug="club")
+    users = {}
+    for name, role in (("org", Role.ORGANISER), ("alice", Role.PLAYER), ("bob", Role.PLAYER)):
+        users[name] = User.objects.create_user(name, password="x")
+        Membership.objects.create(club=club, user=users[name], role=role)
+    c = Campaign.objects.create(club=club, name="Crossroads", ruleset="ba")
+    house = Structure.objects.create(campaign=c, name="House", damage_max=20, wall_material=material("brick", 6),
+                                     flammable=True)
+    for level in range(2):
+        floor = Floor.objects.create(structure=house, level=level)
+        Opening.objects.create(floor=floor, side="front", kind="window")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = Structure.objects.create(campaign=c, name="Loghouse", kind="bunker", sheet=sheet, crew_men=10,
+                                      crew_side="B", wall_material=material("logs", 6))
+    Floor.objects.create(structure=bunker, level=0)
+    a = Army.objects.create(campaign=c, side="A", name="Reds", owner=users["alice"])
+    b = Army.objects.create(campaign=c, side="B", name="Greys", owner=users["bob"])
+    he = weapon("ba", "he-2d6", he_value="2D6", heavy_weapon=True)
+    gun = Unit.objects.create(army=a, name="Gun", kind="artillery", models_start=4, models_left=4, x=5, y=5)
+    UnitWeapon.objects.create(unit=gun, weapon=he)
+    Unit.objects.create(army=b, name="Squad", models_start=10, models_left=10, floor=house.floors.get(level=1))
+    return {"campaign": c, "house": house, "bunker": bunker, "gun": gun, "he": he, **users}
+
+
+def battle_copy(battle, original):
+    return battle.structures.get(origin=original)
+
+
+def play_session_one(ctx):
+    c = ctx["campaign"]
+    battle = services.start_session(campaign_id=c.pk, user=ctx["org"])
+    battles.start(battle_id=battle.pk, user=ctx["org"])
+    house = battle_copy(battle, ctx["house"])
+    squad = Unit.objects.get(army__battle=battle, name="Squad")
+    gun = Unit.objects.get(army__battle=battle, name="Gun")
+    battles.perform(battle_id=battle.pk, user=ctx["alice"], action="ba_he", attacker=f"u{gun.pk}",
+                    inputs={"weapon": f"w{ctx['he'].pk}", "structure": f"s{house.pk}", "target": f"u{squad.pk}",
+                            "hit": "yes"}, dice_values=["6", "5"])
+    Structure.objects.filter(pk=battle_copy(battle, ctx["bunker"]).pk).update(crew_men=6, crew_pins=2,
+                                                                              crew_penetrating_hits=3)
+    Structure.objects.filter(pk=house.pk).update(fire_size=Decimal("4"), fire_started_turn=1)
+    return battle
+
+
+def test_second_session_starts_from_the_first_sessions_end_state(campaign):
+    one = play_session_one(campaign)
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A", result="The house fell")
+    house, bunker = campaign["house"], campaign["bunker"]
+    house.refresh_from_db()
+    bunker.refresh_from_db()
+    assert house.collapsed and house.fire_size == 4
+    assert (bunker.crew_men, bunker.crew_pins, bunker.crew_penetrating_hits) == (6, 2, 3)
+    squad = Unit.objects.get(army__campaign=campaign["campaign"], name="Squad")
+    assert squad.destroyed and squad.floor is None
+
+    two = services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+    assert two.session_number == 2 and two.status == BattleStatus.SETUP
+    house2, bunker2 = battle_copy(two, house), battle_copy(two, bunker)
+    assert house2.collapsed, "rubble stays rubble"
+    assert house2.fire_size is None, "fires go out between sessions unless the campaign keeps them"
+    assert (bunker2.crew_men, bunker2.crew_pins, bunker2.crew_penetrating_hits) == (6, 0, 3)
+    assert Unit.objects.get(army__battle=two, name="Squad").destroyed
+    assert not Unit.objects.get(army__battle=two, name="Gun").acted
+    # The first battle's copies are untouched by the second session.
+    assert battle_copy(one, bunker).crew_pins == 2
+
+
+def test_fires_can_keep_burning_into_the_next_session(campaign):
+    Campaign.objects.filter(pk=campaign["campaign"].pk).update(fires_persist=True)
+    one = play_session_one(campaign)
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="B")
+    two = services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+    house2 = battle_copy(two, campaign["house"])
+    assert house2.fire_size == 4 and house2.fire_started_turn == 1
+
+
+def test_a_second_open_battle_is_refused_when_the_campaign_forbids_it(campaign):
+    services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+    with pytest.raises(ActionRefused, match="still open"):
+        services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+    assert campaign["campaign"].battles.count() == 1
+
+
+def test_only_organisers_run_sessions(campaign):
+    with pytest.raises(ActionRefused):
+        services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["alice"])
+    one = services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+    with pytest.raises(ActionRefused):
+        services.finish_battle(battle_id=one.pk, user=campaign["bob"], winner="B")
+    assert campaign["campaign"].battles.get().status == BattleStatus.SETUP
+
+
+def test_reopening_restores_the_campaign_exactly(campaign):
+    def campaign_rows():
+        c = campaign["campaign"]
+        return (list(Structure.objects.filter(campaign=c).order_by("pk").values()),
+                list(Unit.objects.filter(army__campaign=c).order_by("pk").values()))
+
+    before = campaign_rows()
+    one = play_session_one(campaign)
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A")
+    assert campaign_rows() != before
+    reopened = services.reopen_last(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+    assert campaign_rows() == before
+    assert reopened.status == BattleStatus.IN_PROGRESS and reopened.winner == ""
+    assert list(LogEntry.objects.filter(battle=one).values_list("action", flat=True).order_by("seq"))[-2:] == [
+        "finish", "reopen"]
+
+
+def test_nothing_to_reopen_is_a_clear_refusal(campaign):
+    with pytest.raises(ActionRefused, match="No finished battle"):
+        services.reopen_last(campaign_id=campaign["campaign"].pk, user=campaign["org"])

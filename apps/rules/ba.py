@@ -104,7 +104,7 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, any_value_coll
     come down (BA-21..24, BA-28, BA-55, A-BA-1/2)."""
     floor = s.floor(level)
     victim = _occupant(state, s, level)
-    hits = he_hits(dice, he, f"HE hits ({he}) on the {floor.label}")
+    hits = he_hits(dice, he, f"HE hits ({he}) on {floor.the_label}")
     bunker = s.is_bunker
     threshold = tables.COLLAPSE_HITS["bunker" if bunker else "building"]
     effects = [Effect("floor_hit", s.id, floor=level)]
@@ -112,7 +112,7 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, any_value_coll
         effects.append(Effect("went_down", down_unit.id))
     if victim is not None and pins:
         effects.append(Effect("pin", victim.id, pins))
-    words = [f"{he} shell explodes on the {floor.label}: {hits} hits"]
+    words = [f"{he} shell explodes on {floor.the_label}: {hits} hits"]
     if hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES):
         effects += _collapse(state, s)
         words.append(f"{s.label} collapses ({threshold}+), everyone inside destroyed")
@@ -178,8 +178,7 @@ def resolve_ba_indirect(state, inp, dice):
     levels = sorted((f.level for f in s.floors), reverse=True)
     level = levels[-1]  # the ground floor explodes automatically
     for upper in levels[:-1]:
-        label = s.floor(upper).label
-        if dice.die(6, f"Floor roll at the {label}", key=lambda v: v >= tables.INDIRECT_EXPLODES_ON,
+        if dice.die(6, f"Floor roll at {s.floor(upper).the_label}", key=lambda v: v >= tables.INDIRECT_EXPLODES_ON,
                     target="4–6 explodes here") >= tables.INDIRECT_EXPLODES_ON:
             level = upper
             break
@@ -213,7 +212,7 @@ def resolve_ba_flamethrower(state, inp, dice):
                f"the {floor.label} of {s.label} has no window, door or gap{where} to flame through")
     if inp["hits"] and not inp["hit"]:
         raise InputError("hits", inp["hits"], "a miss scores no hits")
-    effects, words = [], [f"{w.name} at the {floor.label} of {s.label}: " + ("hit" if inp["hit"] else "missed")]
+    effects, words = [], [f"{w.name} at {floor.the_label} of {s.label}: " + ("hit" if inp["hit"] else "missed")]
     victim = _occupant(state, s, level)
     if inp["hit"] and victim is not None and inp["hits"]:
         effects.append(Effect("hits", victim.id, inp["hits"], note="flamethrower: no cover, no extra protection"))

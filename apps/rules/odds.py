@@ -74,7 +74,7 @@ def _label(state, e, kind):
     if kind == "event":
         return _EVENTS[e.type].format(s=name)
     if kind == "floor":
-        return f"Explodes on the {state.structures[e.target].floor(e.floor).label}"
+        return f"Explodes on {state.structures[e.target].floor(e.floor).the_label}"
     if kind == "note":
         return _BY_NOTE[e.type].format(n=e.note)
     return _EXPECTED[e.type].format(s=name)

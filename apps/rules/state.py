@@ -90,6 +90,11 @@ class Floor(Record):
     def label(self):
         return "flat roof" if self.roof else ("ground floor" if self.level == 0 else f"floor {self.level}")
 
+    @property
+    def the_label(self):
+        """For prose: "on the ground floor", "on floor 2"."""
+        return self.label if self.level and not self.roof else f"the {self.label}"
+
 
 @dataclass(frozen=True, slots=True)
 class Fire(Record):

@@ -60,15 +60,15 @@ def test_scripted_dice_errors_leave_no_outcome():
         resolve(key, state, inputs, ScriptedDice([1, 2, 3, 4]))
     with pytest.raises(RulesError) as err:
         resolve(key, state, inputs, ScriptedDice([1, 9, 3]))
-    assert str(err.value) == "HE hits (3D6) on the floor 1, second d6: 9 is not a d6 result"
+    assert str(err.value) == "HE hits (3D6) on floor 1, second d6: 9 is not a d6 result"
 
 
 def test_next_die_walks_the_form_one_field_at_a_time():
     state, key, inputs = cases.ba_indirect()
     first = next_die(key, state, inputs)
-    assert first.label == "Floor roll at the floor 2, d6"
-    assert next_die(key, state, inputs, [5]).label == "HE hits (3D6) on the floor 2, first d6"
-    assert next_die(key, state, inputs, [1]).label == "Floor roll at the floor 1, d6"
+    assert first.label == "Floor roll at floor 2, d6"
+    assert next_die(key, state, inputs, [5]).label == "HE hits (3D6) on floor 2, first d6"
+    assert next_die(key, state, inputs, [1]).label == "Floor roll at floor 1, d6"
     assert next_die(key, state, inputs, [5, 1, 2, 3]) is None
 
 

@@ -19,10 +19,11 @@ from apps.rules import ActionRefused, Effect, InputError, Outcome, UnknownRefere
 
 # Attacks made by a unit on the table: it must be the acting player's, carry the weapon and not have
 # acted yet this turn; the attack uses up its action (in LaserGrenadiers, its initiative).
-ATTACKS = {"ba_he", "ba_flamethrower", "ba_damage", "dh_main_gun", "dh_flamethrower", "dh_small_arms",
-           "lg_attack_structure", "lg_breach"}
-# Fire called in from off the table: a spotter or gun may be named, but need not be.
-CALLED_FIRE = {"ba_indirect", "ba_barrage"}
+ATTACKS = {"ba_he", "ba_flamethrower", "dh_main_gun", "dh_flamethrower", "dh_small_arms", "lg_attack_structure",
+           "lg_breach"}
+# A unit may be named, but need not be: fire called in from off the table (a spotter or gun), and
+# damage rolls, which follow up an attack already logged or small-arms hits from the core rules.
+ATTACKER_OPTIONAL = {"ba_indirect", "ba_barrage", "ba_damage"}
 # Actions whose own input names the unit that acts.
 UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit"}
 # Run by the server between turns, never chosen from the attack form.
@@ -43,10 +44,8 @@ class Prepared:
 
 def _army_side_ids(snapshot, user):
     """Sides whose army the user commands here (organisers command both)."""
-    club_id = snapshot.battle.club_id
-    if permissions.is_organiser(user, club_id):
-        return {"A", "B"}
-    return {side for side, army in snapshot.armies.items() if army.owner_id == user.pk}
+    role = permissions.role_in(user, snapshot.battle.club_id)
+    return permissions.sides_commanded(user.pk, role, snapshot.armies.values())
 
 
 def prepare(snapshot, user, action, inputs, attacker=None):
@@ -77,11 +76,11 @@ def prepare(snapshot, user, action, inputs, attacker=None):
             raise InputError("attacker", attacker, f"{unit.label} has been destroyed")
         side = unit.side
         weapon = inputs.get("weapon")
-        called_in = action in CALLED_FIRE and inputs.get("mode") == "air_strike"
+        called_in = action in ATTACKER_OPTIONAL and inputs.get("mode") == "air_strike"
         if weapon not in (None, "") and not called_in and str(weapon) not in unit.weapons:
             name = state.weapons[str(weapon)].name if str(weapon) in state.weapons else repr(weapon)
             raise InputError("weapon", weapon, f"{unit.label} does not carry {name}")
-        if action in ATTACKS or action in CALLED_FIRE or action == "ba_tank_ram":
+        if action in ATTACKS or action in ATTACKER_OPTIONAL or action == "ba_tank_ram":
             # A club that tracks orders with its own order dice may switch this check off.
             tracked = (snapshot.battle.options or {}).get("track_actions", True)
             if tracked and (unit.acted or unit.id in state.sequence.activated):
@@ -226,22 +225,24 @@ def undo_last(*, battle_id, user):
         _check_open(battle)
         last = (battle.log_entries.filter(undone=False).exclude(action="undo")
                 .select_related("actor").order_by("-seq").first())
-        if last is None or not last.undo:
+        if last is None:
             raise ActionRefused("undo", None, "There is nothing to undo")
+        if not {"structures", "units"} & set(last.undo or {}):
+            raise ActionRefused("undo", last.seq, f"#{last.seq} ({last.action.replace('_', ' ')}) cannot be undone")
         if not (permissions.is_organiser(user, battle.club_id) or (last.actor_id and last.actor_id == user.pk)):
             raise ActionRefused("undo", last.seq, f"Only an organiser or {last.actor_name or 'the player who acted'} "
                                                   f"may undo #{last.seq}")
         undo = last.undo
         Unit.objects.filter(pk__in=undo.get("created_units", []), army__battle=battle).delete()
         snapshot = snap.load(battle, lock=True)
-        snap.write_structures(snapshot, [rules.StructureState.from_dict(d) for d in undo["structures"].values()])
-        snap.write_units(snapshot, [rules.UnitState.from_dict(d) for d in undo["units"].values()])
-        for name, value in undo["battle"].items():
+        snap.write_structures(snapshot, [rules.StructureState.from_dict(d) for d in undo.get("structures", {}).values()])
+        snap.write_units(snapshot, [rules.UnitState.from_dict(d) for d in undo.get("units", {}).values()])
+        for name, value in undo.get("battle", {}).items():
             setattr(battle, name, value)
         LogEntry.objects.filter(pk=last.pk).update(undone=True)
         entry = append_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
                              side=last.side, undoes=last)
-        _bump(battle, map_changed=bool(undo["structures"] or undo["units"] or undo.get("created_units")))
+        _bump(battle, map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
         return entry
 
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from apps.armies.models import Army, Unit, Weapon
 from apps.rules import (BattleOptions, BattleState, CrewState, CrewWeapon, Fire, Floor, FortSheet, SequenceState,
                         StructureState, UnitState, WeaponProfile)
+from apps.structures.models import Floor as FloorModel
 from apps.structures.models import Structure
 
 SHEET_FIELDS = ("slug", "name", "kind", "dm", "crew_total", "leaders", "locations", "weapons", "features",
@@ -135,9 +136,11 @@ def load(battle, *, lock=False):
         armies.update({a.side: a for a in Army.objects.filter(battle=battle)})
     # Occupants come from the units already loaded, not one query per floor.
     by_floor = {u.floor_id: u for u in unit_rows.values() if u.floor_id}
+    occupant = FloorModel.occupant.related
     for s in structure_rows.values():
         for floor in s.floors.all():
-            floor.occupant = by_floor.get(floor.pk)
+            # Cache "nobody" too, or reading an empty floor's occupant would query for it.
+            occupant.set_cached_value(floor, by_floor.get(floor.pk))
     weapons = [weapon_profile(w) for w in Weapon.objects.filter(ruleset=battle.ruleset)]
     state = BattleState.build(
         structures=[structure_state(s) for s in structure_rows.values()],

@@ -1,49 +1,688 @@
-from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch
-from django.shortcuts import render
+"""The battle screen: one page (battles/battle.html) and the HTMX endpoints that refresh its panels.
 
-from apps.armies.models import Unit
+Every change goes through `services`; these views only read, render and redirect. A request that
+changes the battle answers an HTMX caller with the panels that changed (out-of-band swaps, the same
+bundle the poll sends other phones) and a plain browser with a 303 back to the page.
+"""
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from types import SimpleNamespace
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from apps import rules
+from apps.armies.models import Army
+from apps.battles import forms as battle_forms
+from apps.battles import services, watch
+from apps.battles import snapshot as snap
+from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions
+from apps.campaigns.models import Role
 from apps.structures.models import Floor
-from apps.structures.views import weapons_lost
+from apps.structures.views import openings_by_side, weapons_lost
 
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
 LOG_PAGE_SIZE = 50
+LOG_FIELDS = ("battle_id", "seq", "turn", "actor_id", "actor_name", "side", "action", "summary", "dice", "undone",
+              "created_at", "undoes__seq", "undone_by__seq")
+TURN_BUTTONS = frozenset({"start", "end_turn", "upkeep", "lg_initiative", "lg_pass", "lg_activate"})
+# Inputs that belong to one structure: a new target clears them.
+PER_STRUCTURE = ("floor", "target", "targets", "side", "caught", "eliminated")
 
 
 def action_label(action):
-    return action.replace("_", " ")
+    spec = rules.ACTIONS.get(action)
+    return spec.label if spec is not None else action.replace("_", " ")
 
 
-def battle_context(battle):
-    """Everything battles/battle.html and its partials need, in a fixed number of queries
-    however many structures, units and log entries the battle has."""
-    structures = list(
-        battle.structures.select_related("wall_material", "roof_material", "sheet").prefetch_related(
-            Prefetch("floors", queryset=Floor.objects.select_related("occupant__army"))
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking, known by id so the poll can build one from its token alone."""
+
+    user_id: int | None
+    role: str | None
+    sides: frozenset = frozenset()
+
+    @property
+    def organiser(self):
+        return self.role == Role.ORGANISER
+
+    @property
+    def plays(self):
+        return bool(self.sides)
+
+
+@dataclass
+class Board:
+    """A battle's structures, units and armies as rows (for the page) and as rules state (for the form)."""
+
+    snapshot: object
+    structures: list
+    units: list
+    armies: list
+    map: dict = field(default_factory=dict)
+
+    def structure(self, sid):
+        return next((s for s in self.structures if s.sid == sid), None)
+
+
+# Reading the battle --------------------------------------------------------------------------
+
+def scoped_battle(request, pk):
+    return permissions.get_or_404(
+        permissions.battles_with_role(request.user).select_related("club", "campaign", "scenario"), pk=pk
+    )
+
+
+def load_board(battle):
+    """Every structure (floors, openings, occupants), unit and army, in a fixed number of queries."""
+    snapshot = snap.load(battle)
+    structures = sorted(snapshot.structures.values(), key=lambda s: (s.name, s.pk))
+    floors = {}
+    for s in structures:
+        s.sid = snap.structure_id(s)
+        s.weapons_lost = weapons_lost(s)
+        s.floor_rows = list(s.floors.all())
+        for floor in s.floor_rows:
+            # snapshot.load sets the occupants it found; an empty floor must be known empty, not looked up.
+            if not Floor.occupant.is_cached(floor):
+                Floor.occupant.related.set_cached_value(floor, None)
+            floor.opening_groups = openings_by_side(floor)
+            floors[floor.pk] = floor
+    units = sorted(snapshot.units.values(), key=lambda u: (u.army.side, u.name, u.pk))
+    for u in units:
+        u.uid = snap.unit_id(u)
+        if u.floor_id in floors:
+            u.floor = floors[u.floor_id]
+            u.place = f"in {u.floor.structure.name}, {u.floor.label}"
+        elif u.x is not None:
+            u.place = f"at {float(u.x):g}″, {float(u.y):g}″"
+        else:
+            u.place = ""
+    armies = list(Army.objects.filter(battle=battle).select_related("owner"))
+    for army in armies:
+        army.unit_rows = [u for u in units if u.army_id == army.pk]
+    return Board(snapshot, structures, units, armies, map_of(battle, structures, units))
+
+
+def viewer_for(user, battle, armies):
+    role = getattr(battle, "viewer_role", None) or permissions.role_in(user, battle.club_id)
+    return Viewer(user.pk, role, permissions.sides_commanded(user.pk, role, armies))
+
+
+def map_of(battle, structures, units):
+    """The table drawn to scale in inches: footprints centred on (x, y), rotated clockwise."""
+    for s in structures:
+        cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
+        inside = Counter(f.occupant.army.side for f in s.floor_rows
+                         if getattr(f, "occupant", None) is not None and not f.occupant.destroyed)
+        states = ["st-collapsed" if s.collapsed else "st-damaged" if s.damage_taken else "st-intact"]
+        states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
+                                         ("st-destroyed", s.destroyed and not s.collapsed),
+                                         ("st-fort", s.sheet_id is not None)) if on]
+        crew = ""
+        if s.sheet_id:
+            if s.crew_routed or not s.crew_men:
+                crew, states = "R", states + ["st-routed"]
+            elif s.crew_pins:
+                crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
+        s.map = SimpleNamespace(
+            cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
+            rotation=float(s.rotation),
+            classes=" ".join(states), hit_r=max(2.5, min(w, d) / 2),
+            damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
+            fire=f"{float(s.fire_size):g}" if s.burning else "", crew=crew,
+            badges=[SimpleNamespace(side=side, n=inside[side], x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2)
+                    for side in ("A", "B") if inside[side]],
+            title=", ".join(describe(s)),
         )
-    )
-    for structure in structures:
-        structure.weapons_lost = weapons_lost(structure)
-    armies = battle.armies.select_related("owner").prefetch_related(
-        Prefetch("units", queryset=Unit.objects.select_related("floor__structure"))
-    )
-    log = list(battle.log_entries.select_related("undoes", "undone_by").order_by("-seq")[:LOG_PAGE_SIZE])
-    for entry in log:
+    on_table = [SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
+                for u in units if u.x is not None and u.y is not None and not u.destroyed]
+    return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
+            "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6)}
+
+
+def describe(s):
+    words = [s.name]
+    if s.collapsed:
+        words.append("collapsed")
+    elif s.damage_taken:
+        words.append(f"damaged {s.damage_percent}%")
+    else:
+        words.append("intact")
+    if s.burning:
+        words.append(f"burning {float(s.fire_size):g} sq in")
+    if s.impassable:
+        words.append("impassable")
+    if s.sheet_id:
+        words.append("crew routed" if s.crew_routed else f"crew pinned ({s.crew_pins})" if s.crew_pins else
+                     f"crew {s.crew_men}")
+    return words
+
+
+# The log ---------------------------------------------------------------------------------------
+
+RESTORABLE = ExpressionWrapper(Q(undo__has_key="structures"), output_field=BooleanField())
+
+
+def log_rows(battle):
+    return (battle.log_entries.select_related("undoes", "undone_by").only(*LOG_FIELDS)
+            .annotate(restorable=RESTORABLE).order_by("-seq"))
+
+
+def mark_turns(entries, turn_above=None):
+    """Newest first; an entry heads its turn's group unless the entry above it is of the same turn."""
+    for entry in entries:
         entry.action_label = action_label(entry.action)
+        entry.turn_head = entry.turn != turn_above
+        turn_above = entry.turn
+    return entries
+
+
+def log_page(battle, before=None, turn_above=None):
+    """One page of the log, newest first: seq < before ORDER BY seq DESC LIMIT 50 (an index scan)."""
+    rows = log_rows(battle)
+    if before:
+        rows = rows.filter(seq__lt=before)
+    entries = mark_turns(list(rows[:LOG_PAGE_SIZE]), turn_above)
+    # Sequence numbers are gapless from 1, so there is more exactly when the oldest shown is not #1.
+    more = entries[-1].seq > 1 if entries else False
+    return SimpleNamespace(entries=entries, more=more, oldest=entries[-1].seq if entries else None,
+                           last_turn=entries[-1].turn if entries else None)
+
+
+def log_changes(battle, after):
+    """What a page holding entries up to #after lacks: the newer entries, the separator they
+    displace, and the entries it holds that have been undone since. Two queries."""
+    rows = list(log_rows(battle).filter(seq__gte=after)[:LOG_PAGE_SIZE + 1])
+    anchor = rows.pop() if after > 0 and rows and rows[-1].seq == after else None
+    if len(rows) > LOG_PAGE_SIZE or (after > 0 and anchor is None):
+        return SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
+    new = mark_turns(rows)
+    drop_head = anchor.seq if anchor is not None and new and new[-1].turn == anchor.turn else None
+    undone = []
+    if after > 0:
+        undone = mark_turns(list(log_rows(battle).filter(seq__lte=after, undone_by__seq__gt=after)))
+    return SimpleNamespace(reset=False, new=new, undone=undone, drop_head=drop_head)
+
+
+def last_undoable(battle, page=None):
+    """The entry `services.undo_last` would undo (the newest that is not an undo or undone), if it can
+    restore anything. Usually among the entries the page shows already; otherwise one query."""
+    if page is not None:
+        last = next((e for e in page.entries if not e.undone and e.action != "undo"), None)
+        if last is not None or not page.more:
+            return last and {"seq": last.seq, "actor_id": last.actor_id, "actor_name": last.actor_name,
+                             "summary": last.summary, "restorable": last.restorable}
+    return (battle.log_entries.filter(undone=False).exclude(action="undo").order_by("-seq")
+            .annotate(restorable=RESTORABLE)
+            .values("seq", "actor_id", "actor_name", "summary", "restorable").first())
+
+
+def newest_seq(battle):
+    return battle.log_entries.order_by("-seq").values_list("seq", flat=True).first() or 0
+
+
+# Turns -----------------------------------------------------------------------------------------
+
+def turn_context(battle, board, viewer, page=None):
+    state = board.snapshot.state
+    seq = state.sequence
+    names = {uid: u.label for uid, u in state.units.items()}
+    lg = battle.ruleset == "lg"
+    owing = [names.get(u, u) for u in seq.pending_morale
+             if u in state.units and state.units[u].side == seq.initiative]
+    pass_reason = ""
+    if lg and seq.initiative is None:
+        pass_reason = "Roll for initiative first"
+    elif owing:
+        pass_reason = f"Side {seq.initiative} may not pass: {', '.join(owing)} must check morale first"
+    elif lg and seq.initiative not in viewer.sides:
+        pass_reason = f"Only side {seq.initiative} may pass now"
+    activatable = [u for u in state.units.values()
+                   if lg and u.side == seq.initiative and u.side in viewer.sides and not u.destroyed
+                   and u.id not in seq.activated]
+    last = last_undoable(battle, page)
     return {
-        "battle": battle,
-        "structures": structures,
-        "armies": armies,
-        "log": log,
-        # Sequence numbers are gapless from 1, so the newest one is the number of entries.
-        "log_total": log[0].seq if log else 0,
+        "lg": lg,
+        "upkeep_due": battle.status == BattleStatus.IN_PROGRESS and battle.upkeep_turn < battle.turn,
+        "sequence": seq,
+        "activated": [names.get(u, u) for u in seq.activated],
+        "pending": [names.get(u, u) for u in seq.pending_morale],
+        "pass_reason": pass_reason,
+        "activatable": sorted(activatable, key=lambda u: u.label),
+        "end_confirm": f"End turn {battle.turn}? The next turn's upkeep runs straight away.",
+        "undo": last if last and last["restorable"] and permissions.may_undo(
+            viewer.user_id, viewer.role, last["actor_id"]) else None,
+        "undo_blocked": last if last and last["restorable"] else None,
+        # One token per button: two different buttons must never look like a double tap of one.
+        "tokens": {name: battle_forms.client_token(None) for name in TURN_BUTTONS},
     }
 
 
+# Odds ------------------------------------------------------------------------------------------
+
+def percent(p):
+    value = float(p) * 100
+    if 0 < value < 0.1:
+        return "<0.1%"
+    if 99.9 < value < 100:
+        return ">99.9%"
+    return f"{value:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def odds_rows(odds):
+    rows = []
+    for m in odds.marginals:
+        value = Fraction(m.value)
+        if m.kind == "probability":
+            exact = f"{value.numerator}/{value.denominator}" if 1 < value.denominator <= 10_000 else ""
+            rows.append(SimpleNamespace(label=m.label, kind=m.kind, text=percent(value), exact=exact,
+                                        width=f"{float(value) * 100:.2f}"))
+        else:
+            rows.append(SimpleNamespace(label=m.label, kind=m.kind, exact="",
+                                        text=f"{float(value):.2f}".rstrip("0").rstrip("."), width=""))
+    return rows
+
+
+# The attack form -------------------------------------------------------------------------------
+
+def form_data(source, target=None):
+    data = source.copy()
+    if target and not data.get("structure"):
+        data["structure"] = target
+    return data
+
+
+def attack_form(request, battle, board, viewer, data, *, error=None, odds=True):
+    """The form bound to `data`, with the dice the players still have to enter, the rules' error next
+    to its field and the exact odds when the inputs are complete."""
+    if not viewer.plays:
+        return None
+    form = battle_forms.ActionForm(data, battle=battle, state=board.snapshot.state, sides=viewer.sides)
+    ask = dict(battle=battle, user=request.user, action=form.data["action"], inputs=form.inputs(),
+               attacker=form.attacker() or form.data.get(form.acting_field or "", "") or None)
+    if form.player_dice:
+        if form.complete():
+            try:
+                form.dice = battle_forms.dice_rows(
+                    lambda prefix: services.next_die(**ask, dice_values=prefix), battle_forms.dice_values(form.data))
+                if not form.dice:
+                    form.dice_hint = "This action needs no dice."
+            except rules.RulesError as problem:
+                if error is None and not _missing(problem):
+                    form.add_rules_error(problem)
+        else:
+            form.dice_hint = "Fill in the inputs above: the dice to roll appear here, one field per die."
+    if error is not None:
+        form.add_rules_error(error)
+    if odds and form.complete() and form.spec.exact:
+        try:
+            form.odds = odds_rows(services.preview(**ask))
+        except rules.RulesError as problem:
+            if error is None and not _missing(problem) and not form.has_problems():
+                form.add_rules_error(problem)
+    elif odds and form.spec is not None and form.spec.exact:
+        form.odds_hint = "Fill in the inputs to see the exact odds."
+    if form.odds is None and form.has_problems() and form.spec is not None and form.spec.exact:
+        form.odds_hint = "Put right what is marked above to see the exact odds."
+    return form
+
+
+def _missing(problem):
+    return isinstance(problem, rules.MissingDie) or problem.message.endswith("is required")
+
+
+def fresh_form(request, battle, board, viewer, data):
+    """After a resolved attack: same action and target, a new token, nothing else."""
+    keep = {k: data.get(k) for k in ("action", "structure", "dice_mode") if data.get(k)}
+    return attack_form(request, battle, board, viewer, _query(keep))
+
+
+def _query(values):
+    q = QueryDict(mutable=True)
+    for k, v in values.items():
+        q[k] = v
+    return q
+
+
+# Context for the page and its partials ---------------------------------------------------------
+
+def battle_context(battle, viewer=None, *, board=None, before=None, turn_above=None):
+    """Everything battles/battle.html and its partials need, in a fixed number of queries
+    however many structures, units and log entries the battle has."""
+    board = board or load_board(battle)
+    viewer = viewer or Viewer(None, None)
+    log = log_page(battle, before, turn_above)
+    return {
+        "battle": battle,
+        "viewer": viewer,
+        "board": board,
+        "structures": board.structures,
+        "armies": board.armies,
+        "map": board.map,
+        "log": log.entries,
+        "log_more": log.more,
+        "log_oldest": log.oldest,
+        "log_last_turn": log.last_turn,
+        "log_before": before,
+        "log_shown": len(log.entries),
+        # Sequence numbers are gapless from 1, so the newest one is the number of entries.
+        "log_total": newest_seq(battle) if before else (log.entries[0].seq if log.entries else 0),
+        "turns": turn_context(battle, board, viewer, None if before else log),
+    }
+
+
+def poller_context(battle, after, token):
+    return {"poll": {"v": battle.version, "m": battle.map_version, "after": after, "t": token}}
+
+
+def updates_context(battle, viewer, *, after, map_known, card, token, board=None, form=None):
+    """The bundle an HTMX caller or a polling phone gets after a change: only what changed."""
+    board = board or load_board(battle)
+    # Without knowing what the caller holds, send the whole log panel rather than risk duplicates.
+    changes = log_changes(battle, after) if after is not None else \
+        SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
+    newest = changes.new[0].seq if changes.new else (after or 0)
+    context = {
+        "battle": battle, "viewer": viewer, "board": board, "structures": board.structures, "armies": board.armies,
+        "map": board.map, "turns": turn_context(battle, board, viewer), "changes": changes,
+        "map_changed": map_known != battle.map_version, "card_structure": board.structure(card) if card else None,
+        "card_sid": card or "", "form": form, "oob": True,
+        **poller_context(battle, newest, token),
+    }
+    if changes.reset:
+        log = log_page(battle)
+        context.update(log=log.entries, log_more=log.more, log_oldest=log.oldest, log_last_turn=log.last_turn,
+                       log_total=log.entries[0].seq if log.entries else 0, log_shown=len(log.entries))
+        context["poll"]["after"] = context["log_total"]
+    else:
+        context["log_total"] = newest
+    return context
+
+
+def updates_response(request, context):
+    response = render(request, "battles/battle.html#updates", context)
+    response["X-Battle-Version"] = str(context["battle"].version)
+    return response
+
+
+def _int(value, default=None):
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def page_url(battle, **params):
+    query = urlencode({k: v for k, v in params.items() if v})
+    return reverse("battle", args=[battle.pk]) + (f"?{query}" if query else "")
+
+
+# Views -----------------------------------------------------------------------------------------
+
 @login_required
+@require_GET
 def battle_detail(request, pk):
-    battle = permissions.get_or_404(
-        permissions.battles_for(request.user).select_related("club", "campaign", "scenario"), pk=pk
-    )
-    return render(request, "battles/battle.html", battle_context(battle))
+    battle = scoped_battle(request, pk)
+    board = load_board(battle)
+    viewer = viewer_for(request.user, battle, board.armies)
+    before = _int(request.GET.get("before"))
+    context = battle_context(battle, viewer, board=board, before=before)
+    target = request.GET.get("target", "")
+    form = None
+    if battle.status == BattleStatus.IN_PROGRESS:
+        form = attack_form(request, battle, board, viewer, form_data(request.GET, target))
+    card = board.structure(target or (form.data.get("structure") if form else ""))
+    context.update(form=form, card_structure=card, card_sid=card.sid if card else "",
+                   **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
+    return render(request, "battles/battle.html", context)
+
+
+@login_required
+@require_GET
+def battle_form(request, pk):
+    """The attack form re-rendered as the player fills it in: next die, odds, errors."""
+    battle = scoped_battle(request, pk)
+    if not request.htmx:
+        return redirect(reverse("battle", args=[pk]) + "?" + request.GET.urlencode())
+    board = load_board(battle)
+    viewer = viewer_for(request.user, battle, board.armies)
+    form = attack_form(request, battle, board, viewer, form_data(request.GET))
+    if form is None:
+        return HttpResponseForbidden("Only this battle's players and the club's organisers act.")
+    # Move the focus to the next die only while the player is entering dice.
+    if not request.GET.get("changed", "").startswith("dice_"):
+        for row in form.dice:
+            row.focus = False
+    sid = form.data.get("structure", "")
+    return render(request, "battles/battle.html#form_update", {
+        "battle": battle, "viewer": viewer, "board": board, "form": form, "oob": True,
+        "card_structure": board.structure(sid), "card_sid": sid,
+    })
+
+
+@login_required
+@require_GET
+def battle_card(request, pk, sid):
+    """A structure's card; tapping it on the map also makes it the attack form's target."""
+    battle = scoped_battle(request, pk)
+    number = _int(sid[1:]) if sid.startswith("s") else None
+    if number is None or not battle.structures.filter(pk=number).exists():
+        raise Http404("No such structure in this battle.")
+    if not request.htmx:
+        return redirect(page_url(battle, target=sid) + "#card")
+    board = load_board(battle)
+    viewer = viewer_for(request.user, battle, board.armies)
+    data = request.GET.copy()
+    if data.get("structure") != sid:
+        for key in [k for k in data if k in PER_STRUCTURE or battle_forms.SUBFIELD in k]:
+            del data[key]
+        data["structure"] = sid
+        enemy = likely_target(board.snapshot.state, sid, viewer)
+        spec = rules.ACTIONS.get(data.get("action", ""))
+        if enemy and spec is not None and any(f.name == "target" and f.type == "unit" for f in spec.fields):
+            data["target"] = enemy
+    form = attack_form(request, battle, board, viewer, data) if "action" in request.GET else None
+    return render(request, "battles/battle.html#card_update", {
+        "battle": battle, "viewer": viewer, "board": board, "form": form, "oob_form": True,
+        "card_structure": board.structure(sid), "card_sid": sid,
+    })
+
+
+@login_required
+@require_GET
+def battle_log(request, pk):
+    """Older entries for "load more": seq < before, newest first, 50 at a time."""
+    battle = scoped_battle(request, pk)
+    before = _int(request.GET.get("before"))
+    if not request.htmx:
+        return redirect(page_url(battle, before=before) + "#battle-log")
+    log = log_page(battle, before, _int(request.GET.get("turn")))
+    return render(request, "battles/battle.html#log_more", {
+        "battle": battle, "log": log.entries, "log_more": log.more, "log_oldest": log.oldest,
+        "log_last_turn": log.last_turn,
+    })
+
+
+@login_required
+@require_POST
+def battle_resolve(request, pk):
+    """Resolve the attack form's action on the server."""
+    battle = scoped_battle(request, pk)
+    data = request.POST
+    if data.get("preview"):  # "Update the form" without JavaScript: show the fields, dice and odds
+        return _form_again(request, battle, data)
+    action = str(data.get("action", ""))
+    spec = rules.ACTIONS.get(action)
+    acting = battle_forms.acting_unit_field(action)
+    token = _token(data.get("client_token"))
+    try:
+        entry = services.perform(
+            battle_id=battle.pk, user=request.user, action=action, inputs=battle_forms.raw_inputs(spec, data),
+            attacker=(str(data.get("attacker", "")).strip() or None) if acting == "attacker" else None,
+            dice_values=battle_forms.dice_values(data) if data.get("dice_mode") == "player" else None,
+            client_token=token,
+        )
+    except rules.RulesError as error:
+        return _form_again(request, battle, data, error)
+    target = data.get("structure", "")
+    if not request.htmx:
+        messages.success(request, f"#{entry.seq}: {entry.summary}")
+        return _see_other(page_url(battle, target=target))
+    battle.refresh_from_db()
+    board = load_board(battle)
+    viewer = viewer_for(request.user, battle, board.armies)
+    form = fresh_form(request, battle, board, viewer, data)
+    if form is not None:
+        form.result = entry
+    context = updates_context(battle, viewer, after=_after(data, entry.seq - 1),
+                              map_known=_int(data.get("m")), card=data.get("card") or target, board=board, form=form,
+                              token=watch.issue(battle.pk, request.user.pk))
+    return updates_response(request, context)
+
+
+def _form_again(request, battle, data, error=None):
+    """The form again, with the rules' message next to the field at fault; nothing was changed."""
+    board = load_board(battle)
+    viewer = viewer_for(request.user, battle, board.armies)
+    form = attack_form(request, battle, board, viewer, data.copy(), error=error)
+    if form is None:  # a member who plays no side here: the page never offered them the form
+        return HttpResponseForbidden(error.message if error else "Only this battle's players act.")
+    form.submitted = error is not None
+    if request.htmx:
+        return render(request, "battles/battle.html#form_update", {
+            "battle": battle, "viewer": viewer, "board": board, "form": form, "oob": True,
+            "card_structure": board.structure(form.data.get("structure", "")),
+            "card_sid": form.data.get("structure", ""),
+        })
+    context = battle_context(battle, viewer, board=board)
+    card = board.structure(form.data.get("structure", ""))
+    context.update(form=form, card_structure=card, card_sid=card.sid if card else "",
+                   **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
+    return render(request, "battles/battle.html", context, status=422 if error else 200)
+
+
+@login_required
+@require_POST
+def battle_undo(request, pk):
+    """Undo the newest action (an organiser, or the player who made it)."""
+    battle = scoped_battle(request, pk)
+    try:
+        entry = services.undo_last(battle_id=battle.pk, user=request.user)
+        done, problem = f"#{entry.seq}: {entry.summary}", ""
+    except rules.RulesError as error:
+        done, problem = "", error.message
+    return _after_change(request, battle, done, problem, after=_after(request.POST, None))
+
+
+@login_required
+@require_POST
+def battle_turn(request, pk):
+    """The turn buttons: start the battle, upkeep, end the turn, and LaserGrenadiers' initiative."""
+    battle = scoped_battle(request, pk)
+    action = str(request.POST.get("action", ""))
+    token = _token(request.POST.get("client_token"))
+    try:
+        if action == "start":
+            services.start(battle_id=battle.pk, user=request.user)
+            entries = []
+        elif action in services.TURN_ACTIONS:
+            entries = services.turn_action(battle_id=battle.pk, user=request.user, action=action, client_token=token)
+        elif action in ("lg_pass", "lg_activate"):
+            inputs = {"unit": request.POST.get("unit", "")} if action == "lg_activate" else {}
+            entries = [services.perform(battle_id=battle.pk, user=request.user, action=action, inputs=inputs,
+                                        client_token=token)]
+        else:
+            raise rules.UnknownReference("action", action, "That is not a turn button")
+        done = "; ".join(f"#{e.seq}: {e.summary}" for e in entries) or "The battle has started"
+        problem = ""
+    except rules.RulesError as error:
+        done, problem = "", error.message
+    return _after_change(request, battle, done, problem, after=_after(request.POST, None))
+
+
+def _after_change(request, battle, done, problem, *, after):
+    target = request.POST.get("card") or request.POST.get("target", "")
+    if not request.htmx:
+        if problem:
+            messages.error(request, problem)
+        else:
+            messages.success(request, done)
+        return _see_other(page_url(battle, target=target))
+    battle.refresh_from_db()
+    if not problem and request.POST.get("action") == "start":
+        # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
+        response = HttpResponse(status=204)
+        response["HX-Refresh"] = "true"
+        return response
+    board = load_board(battle)
+    viewer = viewer_for(request.user, battle, board.armies)
+    context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
+                              card=target, board=board, token=watch.issue(battle.pk, request.user.pk))
+    context["turns"].update(done=done, problem=problem)
+    return updates_response(request, context)
+
+
+@require_GET
+def battle_poll(request, pk):
+    """Has anything changed? Answered from the signed token and one small query when nothing has:
+    no session, no user row. Only a change costs an access check and the panels that changed."""
+    try:
+        user_id = watch.read(request.GET.get("t"), pk)
+    except watch.InvalidToken:
+        return HttpResponseForbidden("This page's watch token is invalid or has expired: reload the page.")
+    row = Battle.objects.filter(pk=pk).values_list("version", "map_version").first()
+    if row is None:
+        raise Http404("No such battle.")
+    if row == (_int(request.GET.get("v")), _int(request.GET.get("m"))):
+        return HttpResponse(status=204)
+    role = permissions.watcher_role(user_id, pk)
+    if role is None:
+        return HttpResponseForbidden("You are no longer a member of this battle's club.")
+    battle = Battle.objects.select_related("campaign", "scenario").get(pk=pk)
+    board = load_board(battle)
+    viewer = Viewer(user_id, role, permissions.sides_commanded(user_id, role, board.armies))
+    context = updates_context(battle, viewer, after=_int(request.GET.get("after"), 0),
+                              map_known=_int(request.GET.get("m")), card=request.GET.get("card", ""),
+                              board=board, token=request.GET.get("t"))
+    return updates_response(request, context)
+
+
+def likely_target(state, sid, viewer):
+    """The one enemy unit inside a structure just tapped: what the player most likely means to hit."""
+    structure = state.structures.get(sid)
+    if structure is None:
+        return None
+    enemies = [f.unit for f in structure.floors
+               if f.unit in state.units and state.units[f.unit].side not in viewer.sides]
+    return enemies[0] if len(enemies) == 1 else None
+
+
+def _after(data, default):
+    after = _int(data.get("after"))
+    return default if after is None or after < 0 else after
+
+
+def _token(value):
+    """A client token as the log stores it, or None for a missing or malformed one."""
+    if not value:
+        return None
+    token = battle_forms.client_token(value)
+    return token if token == str(value).strip().lower() else None
+
+
+def _see_other(url):
+    response = redirect(url)
+    response.status_code = 303
+    return response
+

@@ -98,3 +98,55 @@ def army_club_id(army):
     if army.campaign_id:
         return army.campaign.club_id
     return army.scenario.club_id
+
+
+# Battles at the table ---------------------------------------------------------------------------
+
+def watcher_role(user_id, battle_id):
+    """The club role of a battle's watcher, known only by id (the poll token carries no session),
+    or None once they are no longer a member of the battle's club. One query."""
+    return (Membership.objects.filter(user_id=user_id, club__battles__pk=battle_id)
+            .values_list("role", flat=True).first())
+
+
+def sides_commanded(user_id, role, armies):
+    """The sides a member may act for in a battle: organisers command both, a player their own
+    army's side, anyone else none. `armies` are the battle's Army rows."""
+    if role == Role.ORGANISER:
+        return frozenset({"A", "B"})
+    if role is None:
+        return frozenset()
+    return frozenset(a.side for a in armies if a.owner_id is not None and a.owner_id == user_id)
+
+
+def may_undo(user_id, role, actor_id):
+    """Organisers may undo anything; a player only what they did themselves."""
+    return role == Role.ORGANISER or (role is not None and actor_id is not None and actor_id == user_id)
+
+
+def design_clubs(user):
+    """Clubs where the user may author sheets and scenarios: those they organise or design for."""
+    if not user.is_authenticated:
+        return Club.objects.none()
+    return Club.objects.filter(
+        memberships__user=user, memberships__role__in=[Role.ORGANISER, Role.DESIGNER]
+    ).distinct()
+
+
+def can_edit_sheet(user, sheet):
+    """Library sheets (no club) are read-only for everyone: clubs clone them."""
+    return sheet.club_id is not None and can_design(user, sheet.club_id)
+
+
+def can_edit_scenario(user, scenario):
+    return can_design(user, scenario.club_id)
+
+
+def battles_with_role(user):
+    """`battles_for(user)`, each battle carrying `viewer_role`: the user's role in its club (same query)."""
+    from django.db.models import OuterRef, Subquery
+
+    if not user.is_authenticated:
+        return battles_for(user)
+    return battles_for(user).annotate(viewer_role=Subquery(
+        Membership.objects.filter(club=OuterRef("club"), user=user).values("role")[:1]))

@@ -17,7 +17,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, OperationalError, transaction
 
 from apps.armies.models import Army, Unit, UnitWeapon, Weapon, WeaponType
-from apps.battles.log import append_entry
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
@@ -167,11 +166,6 @@ OLGA_GERMANS = [
 ]
 
 
-def die(purpose, faces, *, sides=6, source="server", value=None):
-    return {"purpose": purpose, "sides": sides, "count": len(faces), "faces": faces,
-            "value": sum(faces) if value is None else value, "source": source}
-
-
 class Command(BaseCommand):
     help = "Load the reference data (seed tables, bunker sheets, weapon catalogue) and the demo clubs. Safe to run twice."
 
@@ -294,7 +288,7 @@ class Command(BaseCommand):
 
         battle = Battle.objects.create(
             club=club, campaign=campaign, scenario=scenario, name="Village crossroads — session 1",
-            session_number=1, turn=1, status=BattleStatus.IN_PROGRESS,
+            session_number=1, turn=1, status=BattleStatus.SETUP,
             table_width=scenario.table_width, table_depth=scenario.table_depth,
             **{name: getattr(campaign, name) for name in RULES_FIELDS},
         )
@@ -382,73 +376,32 @@ def build_army(scenario, side, name, owner, units):
 
 
 def play_first_turn(battle, *, organiser, side_a, side_b):
-    """Turn 1 of session 1, logged through the battle log and already applied to the battle's
-    copies: an HE hit on the crossroads house, a flamethrower that sets the barn alight, an HE
-    shell that pins the log bunker's crew. Then turn 2 begins."""
-    structures = {s.name: s for s in battle.structures.all()}
-    units = {(u.army.side, u.name): u for u in Unit.objects.filter(army__battle=battle).select_related("army")}
+    """Turn 1 of session 1, played through the battle services exactly as players would at the table
+    (their own dice entered), so the log, its hash chain and the undo data are the real thing: an HE
+    hit on the crossroads house and its damage rolls, a flamethrower that burns the barn and drives
+    the squad out, an HE shell on the log bunker. Then the turn ends and turn 2's upkeep runs."""
+    from apps.battles import services
 
-    def log(**entry):
-        append_entry(battle, **entry)
-        Battle.objects.bump_version(battle.pk)
+    structures = {s.name: f"s{s.pk}" for s in battle.structures.all()}
+    units = {(u.army.side, u.name): f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle).select_related("army")}
+    weapons = {w.slug: f"w{w.pk}" for w in Weapon.objects.filter(ruleset=battle.ruleset)}
 
-    log(action="turn_start", turn=1, actor=organiser, summary="Turn 1 begins.", outcome={"turn": 1})
+    def act(user, action, inputs, dice, attacker=None):
+        services.perform(battle_id=battle.pk, user=user, action=action, inputs=inputs, attacker=attacker,
+                         dice_values=dice)
 
-    house, grenadiers = structures["Brick house at the crossroads"], units[("B", "Grenadier Squad 1")]
-    undo = {"units": {grenadiers.pk: {"models_left": grenadiers.models_left, "pins": grenadiers.pins}},
-            "structures": {house.pk: {"damage_taken": house.damage_taken}}}
-    grenadiers.models_left -= 3
-    grenadiers.pins += 1
-    grenadiers.save(update_fields=["models_left", "pins"])
-    house.damage_taken += 7
-    house.save(update_fields=["damage_taken"])
-    log(action="he_attack", turn=1, actor=side_a, side="A",
-        inputs={"attacker": units[("A", "Field gun team")].pk, "weapon": "he-2d6", "target_unit": grenadiers.pk,
-                "structure": house.pk, "floor": 1},
-        dice=[die("to hit", [5], source="player"),
-              die("HE hits in a building (2D6)", [4, 3]),
-              die("damage, regular (4+, no extra protection against HE)", [1, 4, 6, 2, 5, 3, 2], value=3)],
-        outcome={"hit": True, "hits": 7, "went_down": False, "collapsed": False, "casualties": 3, "pins": 1,
-                 "structure_damage": 7},
-        undo=undo,
-        summary="Field gun team hit Grenadier Squad 1 on floor 1 of the brick house with HE: 2D6 = 7 hits, "
-                "3 casualties, 1 pin. Under 10 hits, so the house stands.")
-
-    barn, squad = structures["Thatched barn"], units[("A", "1st Rifle Squad")]
-    undo = {"units": {squad.pk: {"models_left": squad.models_left, "pins": squad.pins, "floor": squad.floor_id,
-                                 "x": None, "y": None}},
-            "structures": {barn.pk: {"fire_size": None, "fire_started_turn": None, "impassable": False}}}
-    squad.models_left -= 2
-    squad.pins += 1
-    squad.floor, squad.x, squad.y = None, Decimal("10"), Decimal("15")
-    squad.save(update_fields=["models_left", "pins", "floor", "x", "y"])
-    barn.fire_size, barn.fire_started_turn, barn.impassable = barn.width * barn.depth, 1, True
-    barn.save(update_fields=["fire_size", "fire_started_turn", "impassable"])
-    log(action="flamethrower_attack", turn=1, actor=side_b, side="B",
-        inputs={"attacker": units[("B", "Pioneer flamethrower team")].pk, "weapon": "flamethrower",
-                "target_unit": squad.pk, "structure": barn.pk, "floor": 0, "opening": "right window", "hits": 4},
-        dice=[die("to hit (cover ignored)", [4], source="player"),
-              die("damage, regular (4+, no extra protection against flamethrowers)", [5, 2, 6, 3], value=2),
-              die("building catches fire (4-6)", [5])],
-        outcome={"hit": True, "hits": 4, "casualties": 2, "pins": 1, "fire": True, "impassable": True,
-                 "abandoned": [squad.pk]},
-        undo=undo,
-        summary="Pioneer flamethrower team burned 1st Rifle Squad out of the thatched barn: 2 casualties. "
-                "The barn is on fire (D6 = 5) and impassable; the squad abandoned it.")
-
-    loghouse = structures["Soviet AT/HMG Loghouse"]
-    undo = {"structures": {loghouse.pk: {"crew_pins": loghouse.crew_pins}}}
-    loghouse.crew_pins += 1
-    loghouse.save(update_fields=["crew_pins"])
-    log(action="he_attack", turn=1, actor=side_b, side="B",
-        inputs={"attacker": units[("B", "Tiger I")].pk, "weapon": "he-2d6", "structure": loghouse.pk},
-        dice=[die("to hit", [6], source="player"), die("HE hits on a bunker (2D6)", [6, 3])],
-        outcome={"hit": True, "hits": 9, "bunker": True, "damage_rolled": False, "collapsed": False, "pins": 1},
-        undo=undo,
-        summary="Tiger I hit the Soviet AT/HMG Loghouse with HE: 2D6 = 9 hits. A bunker takes no damage from "
-                "HE; the crew is pinned, and it would take 12 hits to bring it down.")
-
-    battle.turn = 2
-    battle.save(update_fields=["turn"])
-    log(action="turn_start", turn=2, actor=organiser, summary="Turn 2 begins. The barn is still burning.",
-        outcome={"turn": 2}, undo={"battle": {"turn": 1}})
+    services.start(battle_id=battle.pk, user=organiser)
+    grenadiers = units[("B", "Grenadier Squad 1")]
+    act(side_a, "ba_he", {"weapon": weapons["he-2d6"], "structure": structures["Brick house at the crossroads"],
+                          "target": grenadiers, "hit": "yes", "pins": 1},
+        ["4", "3"], attacker=units[("A", "Field gun team")])
+    act(side_a, "ba_damage", {"target": grenadiers, "hits": 7, "source": "he"}, ["1", "4", "6", "2", "5", "3", "2"])
+    squad = units[("A", "1st Rifle Squad")]
+    act(side_b, "ba_flamethrower", {"weapon": weapons["flamethrower"], "structure": structures["Thatched barn"],
+                                    "target": squad, "hit": "yes", "hits": 4},
+        ["5"], attacker=units[("B", "Pioneer flamethrower team")])
+    act(side_b, "ba_damage", {"target": squad, "hits": 4, "source": "flamethrower"}, ["5", "2", "6", "3"])
+    act(side_b, "ba_he", {"weapon": weapons["he-2d6"], "structure": structures["Soviet AT/HMG Loghouse"],
+                          "floor": 0, "hit": "yes"},
+        ["6", "3"], attacker=units[("B", "Tiger I")])
+    services.turn_action(battle_id=battle.pk, user=organiser, action="end_turn")

@@ -1,0 +1,395 @@
+"""The attack form: a Django Form built from the chosen action's rules fields.
+
+The form shapes and carries what the players enter; it does not judge it. Every value goes to the
+rules through `services`, which raise a RulesError naming the field at fault, so a weapon the unit
+does not carry or a floor that does not exist gets the rules' own words next to the right input,
+with or without JavaScript.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from django import forms
+
+from apps import rules
+from apps.battles import services
+
+DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
+YES_NO = (("yes", "Yes"), ("no", "No"))
+MAX_DICE = 100  # a 10D10 blast and a few more; nothing needs more
+SUBFIELD = "__"  # unit_hits fields are split into one number per unit: hits__u7, hits__building
+
+
+def form_actions(ruleset):
+    """The actions the attack form offers: everything the ruleset has but the turn buttons' own."""
+    return [s for s in rules.available_actions(ruleset) if s.key not in services.TURN_ACTIONS]
+
+
+def client_token(value):
+    """A well-formed one-time token from the form, or a new one."""
+    try:
+        return str(uuid.UUID(str(value)))
+    except (ValueError, TypeError, AttributeError):
+        return str(uuid.uuid4())
+
+
+def dice_values(data):
+    """The players' dice in order: dice_0, dice_1, … up to the first empty one."""
+    values = []
+    for i in range(MAX_DICE):
+        value = str(data.get(f"dice_{i}", "")).strip()
+        if not value:
+            break
+        values.append(value)
+    return values
+
+
+def acting_unit_field(action):
+    """The form field naming the unit that acts: `attacker`, the spec's own unit field, or None."""
+    if action in services.UNIT_ACTIONS:
+        return services.UNIT_ACTIONS[action]
+    if action in services.ATTACKS or action in services.ATTACKER_OPTIONAL:
+        return "attacker"
+    return None
+
+
+def raw_inputs(spec, data):
+    """The spec's inputs as the rules read them (strings, comma lists, "u7=3" pairs); empty ones left out."""
+    inputs = {}
+    if spec is None:
+        return inputs
+    for f in spec.fields:
+        if f.type == "units":
+            value = ",".join(v for v in data.getlist(f.name) if v.strip()) if hasattr(data, "getlist") \
+                else data.get(f.name, "")
+        elif f.type == "unit_hits":
+            prefix = f.name + SUBFIELD
+            pairs = [(k[len(prefix):], str(v).strip()) for k, v in data.items() if k.startswith(prefix)]
+            value = ",".join(f"{k}={v}" for k, v in pairs if v) or data.get(f.name, "")
+        else:
+            value = data.get(f.name, "")
+        value = str(value).strip()
+        if value:
+            inputs[f.name] = value
+    return inputs
+
+
+@dataclass
+class DieRow:
+    """One die the players must enter, in the order the rules ask for it."""
+
+    index: int
+    label: str
+    sides: int
+    value: str = ""
+    error: str = ""
+    focus: bool = False
+
+    @property
+    def name(self):
+        return f"dice_{self.index}"
+
+
+class SplitChoice(forms.Field):
+    """Several values of one input (checkboxes), handed to the rules as a list."""
+
+    widget = forms.CheckboxSelectMultiple
+
+    def to_python(self, value):
+        return [str(v) for v in value or [] if str(v).strip()]
+
+
+def _place(state, unit):
+    if unit.structure and unit.structure in state.structures:
+        structure = state.structures[unit.structure]
+        floor = structure.floor(unit.floor) if unit.floor is not None else None
+        return f"in {structure.label}{', ' + floor.label if floor else ''}"
+    if unit.position:
+        return f"at {unit.position[0]:g}″, {unit.position[1]:g}″"
+    return "off the table"
+
+
+def unit_choice(state, unit, note=""):
+    label = f"{unit.label} (side {unit.side}, {unit.models} models, {_place(state, unit)})"
+    return unit.id, label + (f" — {note}" if note else "")
+
+
+def structure_choice(s):
+    states = []
+    if s.collapsed:
+        states.append("rubble")
+    elif s.damage_max and s.damage_taken:
+        states.append(f"{round(s.damage_pct)}% damaged")
+    if s.fire:
+        states.append("burning")
+    if s.crew is not None and s.crew.routed:
+        states.append("crew routed")
+    return s.id, s.label + (f" ({', '.join(states)})" if states else "")
+
+
+class ActionForm(forms.Form):
+    """The attack form for one action. Bound to the request's data (with the spec's defaults filled
+    in for inputs not sent at all), so every re-render shows what the player chose."""
+
+    action = forms.ChoiceField(label="Action")
+    dice_mode = forms.ChoiceField(label="Dice", choices=DICE_MODES, widget=forms.RadioSelect)
+    client_token = forms.CharField(widget=forms.HiddenInput)
+
+    use_required_attribute = False  # the rules say what is missing, in their words
+
+    def __init__(self, data, *, battle, state, sides):
+        self.battle, self.state, self.sides = battle, state, frozenset(sides)
+        actions = form_actions(battle.ruleset)
+        data = data.copy()
+        key = data.get("action") or actions[0].key if actions else ""
+        self.spec = rules.ACTIONS.get(key) if key in {a.key for a in actions} else None
+        data["action"] = key
+        data["dice_mode"] = data.get("dice_mode") if data.get("dice_mode") in dict(DICE_MODES) else "server"
+        data["client_token"] = client_token(data.get("client_token"))
+        if self.spec is not None:
+            for f in self.spec.fields:
+                if f.name not in data and f.default is not None and f.type != "units":
+                    data[f.name] = _as_text(f.default)
+        super().__init__(data, label_suffix="")
+        self.fields["action"].choices = [(a.key, a.label) for a in actions] + (
+            [] if self.spec is not None or not key else [(key, f"{key} (not an action of this battle)")])
+        self.dice = []
+        self.dice_hint = ""
+        self.dice_error = False
+        self.result = None
+        self.odds, self.odds_hint = None, ""
+        self.submitted = False  # re-rendered after a refused Resolve: say so beside the button
+        self._add_fields()
+
+    # Building -------------------------------------------------------------------------------
+
+    @property
+    def acting_field(self):
+        return acting_unit_field(self.data.get("action"))
+
+    @property
+    def player_dice(self):
+        return self.data.get("dice_mode") == "player"
+
+    def _add_fields(self):
+        if self.spec is None:
+            return
+        if self.acting_field == "attacker":
+            self.fields["attacker"] = forms.CharField(
+                label="Attacking unit", required=False, widget=forms.Select(choices=self._my_units("attacker")),
+                help_text="" if self.data.get("action") in services.ATTACKS
+                else "Optional: the spotter or gun calling it in",
+            )
+        for f in self.spec.fields:
+            if f.type == "unit_hits":
+                self._add_unit_hits(f)
+            else:
+                self.fields[f.name] = self._field(f)
+
+    def _field(self, f):
+        kw = {"label": f.label, "required": False, "help_text": f.help}
+        optional = not f.required or f.default is not None
+        if f.type == "bool":
+            return forms.CharField(widget=forms.RadioSelect(choices=YES_NO), **kw)
+        if f.type == "count":
+            return forms.CharField(widget=forms.RadioSelect(choices=self._count_choices()), **kw)
+        if f.type in ("int", "float"):
+            whole = f.type == "int"
+            attrs = {"step": "1" if whole else "any", "inputmode": "numeric" if whole else "decimal"}
+            attrs.update({k: f"{v:g}" for k, v in (("min", f.min), ("max", f.max)) if v is not None})
+            return forms.CharField(widget=forms.NumberInput(attrs=attrs), **kw)
+        if f.type == "choice":
+            if len(f.choices) <= 4 and not (optional and f.default is None):
+                return forms.CharField(widget=forms.RadioSelect(choices=f.choices), **kw)
+            return forms.CharField(widget=forms.Select(choices=_blank(f.choices, optional, "—")), **kw)
+        if f.type == "unit":
+            if f.name == acting_unit_field(self.spec.key):
+                choices = self._my_units(f.name)
+            else:
+                choices = _blank(self._units(f.name), optional, "— none —")
+            return forms.CharField(widget=forms.Select(choices=choices), **kw)
+        if f.type == "units":
+            return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=self._units(f.name)), **kw)
+        if f.type == "structure":
+            choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)]
+            return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)
+        if f.type == "floor":
+            return forms.CharField(widget=forms.Select(choices=self._floors(optional)), **kw)
+        if f.type == "weapon":
+            return forms.CharField(widget=forms.Select(choices=self._weapons(f.name)), **kw)
+        return forms.CharField(**kw)
+
+    def _count_choices(self):
+        weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
+        choices = [("0", "No"), ("1", "Yes")]
+        if weapon is not None and (weapon.rof_code == "R" or weapon.barrels > 1):
+            choices += [(str(n), f"{n} hits") for n in range(2, max(weapon.barrels, 2) + 1)]
+        return choices
+
+    def _units(self, name):
+        """Every unit still fighting; those in the chosen structure first."""
+        structure = str(self.data.get("structure", ""))
+        live = sorted((u for u in self.state.units.values() if not u.destroyed), key=lambda u: (u.side, u.label))
+        inside = [unit_choice(self.state, u) for u in live if structure and u.structure == structure]
+        others = [unit_choice(self.state, u) for u in live if not (structure and u.structure == structure)]
+        if inside:
+            where = self.state.structures[structure].label
+            return [(f"In {where}", inside), ("Elsewhere", others)]
+        return others
+
+    def _my_units(self, name):
+        """The units this player may act with: their side's, still fighting, not yet acted."""
+        seq = self.state.sequence
+        # A club that tracks orders with its own order dice switches the "has acted" check off.
+        tracked = (self.battle.options or {}).get("track_actions", True)
+        current = str(self.data.get(name, ""))
+        choices = [("", "Choose a unit")]
+        for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
+            if u.side not in self.sides or u.destroyed:
+                continue
+            done = tracked and (u.acted or u.id in seq.activated)
+            if not done:
+                choices.append(unit_choice(self.state, u))
+            elif u.id == current:
+                choices.append(unit_choice(self.state, u, "has acted"))
+        if current and current not in {c[0] for c in choices}:
+            unit = self.state.units.get(current)
+            choices.append(unit_choice(self.state, unit, "not yours") if unit else (current, current))
+        return choices
+
+    def _floors(self, optional):
+        structure = self.state.structures.get(str(self.data.get("structure", "")))
+        if structure is None:
+            return [("", "Choose the structure first")]
+        choices = []
+        for f in structure.floors:
+            unit = self.state.units.get(f.unit) if f.unit else None
+            who = f"{unit.label} (side {unit.side})" if unit else "empty"
+            choices.append((str(f.level), f"{f.label.capitalize()} — {who}"))
+        current = str(self.data.get("floor", ""))
+        if current and current not in {c[0] for c in choices}:
+            choices.append((current, f"Floor {current} (not in {structure.label})"))
+        return _blank(choices, optional, "— not chosen —")
+
+    def _weapons(self, name):
+        """The acting unit's weapons; the whole catalogue when no unit is chosen or for an air strike."""
+        carried = ()
+        unit = self.state.units.get(str(self.data.get(self.acting_field or "attacker", "")))
+        air = self.data.get("mode") == "air_strike"
+        if unit is not None and not air:
+            carried = unit.weapons
+        listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
+        choices = [(k, self.state.weapons[k].name) for k in listed if k in self.state.weapons]
+        current = str(self.data.get(name, ""))
+        if current and current not in {c[0] for c in choices}:
+            weapon = self.state.weapons.get(current)
+            choices.append((current, f"{weapon.name} (not carried)" if weapon else current))
+        return _blank(choices, True, "Choose a weapon")
+
+    def _add_unit_hits(self, f):
+        structure = self.state.structures.get(str(self.data.get("structure", "")))
+        self.unit_hits_hint = "" if structure else f"{f.label}: choose the building first"
+        if structure is None:
+            return
+        targets = [(u, f"Hits on {self.state.units[u].label}") for u in
+                   (fl.unit for fl in structure.floors if fl.unit) if u in self.state.units]
+        targets.append(("building", f"Hits on {structure.label} itself (empty building)"))
+        for i, (key, label) in enumerate(targets):
+            self.fields[f"{f.name}{SUBFIELD}{key}"] = forms.CharField(
+                label=label, required=False, help_text=f.help if i == 0 else "",
+                widget=forms.NumberInput(attrs={"min": "0", "step": "1", "inputmode": "numeric"}),
+            )
+
+    # Reading --------------------------------------------------------------------------------
+
+    def inputs(self):
+        return raw_inputs(self.spec, self.data)
+
+    def attacker(self):
+        return str(self.data.get("attacker", "")).strip() or None if self.acting_field == "attacker" else None
+
+    def dice_values(self):
+        return dice_values(self.data) if self.player_dice else None
+
+    def complete(self):
+        """Every required input is filled in: worth asking the rules for odds or dice."""
+        if self.spec is None:
+            return False
+        inputs = self.inputs()
+        if self.data.get("action") in services.ATTACKS and not self.attacker():
+            return False
+        return all(f.name in inputs for f in self.spec.fields if f.required and f.default is None)
+
+    # Errors ---------------------------------------------------------------------------------
+
+    def add_rules_error(self, error):
+        """Put a RulesError's message next to the input it names."""
+        name = str(error.field or "")
+        if name.startswith("dice[") and name.endswith("]") and name[5:-1].isdigit():
+            index = int(name[5:-1])
+            row = next((r for r in self.dice if r.index == index), None)
+            if row is not None:
+                row.error = error.message
+                return
+            self.dice_hint, self.dice_error = error.message, True
+            return
+        if name == "attacker" and "attacker" not in self.fields and self.acting_field in self.fields:
+            name = self.acting_field
+        name = name.replace(".", SUBFIELD)
+        if name not in self.fields:
+            name = name.split(SUBFIELD)[0]
+        if name in self.fields and name not in ("client_token",):
+            self.add_error(name, error.message)
+        else:
+            self.add_error(None, error.message)
+
+    def has_problems(self):
+        return bool(self.errors) or any(r.error for r in self.dice)
+
+    def problems(self):
+        """Every message the form shows, for the summary beside the button."""
+        messages = [m for errors in self.errors.values() for m in errors]
+        return messages + [r.error for r in self.dice if r.error] + ([self.dice_hint] if self.dice_error else [])
+
+
+def _blank(choices, optional, label):
+    return [("", label), *choices] if optional else list(choices)
+
+
+def _as_text(value):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def dice_rows(plan_next_die, values):
+    """The dice fields to show: whole groups (both d6 of a 2D6) as the rules ask for them, up to the
+    first group not fully entered. `plan_next_die(prefix)` returns the DieSpec after `prefix`."""
+    rows, used = [], 0
+    while used <= len(values) and len(rows) < MAX_DICE:
+        spec = plan_next_die(values[:used])
+        if spec is None:
+            break
+        group = [rules.DieSpec(spec.purpose, spec.sides, j, spec.count) for j in range(spec.index, spec.count + 1)]
+        entered = values[used:used + len(group)]
+        for k, die in enumerate(group):
+            rows.append(DieRow(used + k, die.label, die.sides, entered[k] if k < len(entered) else ""))
+        bad = [r for r in rows[-len(group):] if r.value and not _face(r.value, r.sides)]
+        for r in bad:
+            r.error = f"{r.label}: {r.value} is not a d{r.sides} result"
+        if len(entered) < len(group) or bad:
+            break
+        used += len(group)
+    empty = next((r for r in rows if not r.value), None)
+    if empty is not None:
+        empty.focus = True
+    return rows
+
+
+def _face(value, sides):
+    try:
+        return 1 <= int(str(value).strip()) <= sides
+    except ValueError:
+        return False

@@ -1,0 +1,83 @@
+// The battle screen's few behaviours htmx does not give by itself. Everything here is progressive:
+// without this file the page still works by plain links, forms and redirects.
+(function () {
+  "use strict";
+
+  document.documentElement.classList.add("js");
+
+  // Settling copies `style` between old and new elements with setAttribute, which the CSP blocks
+  // (and reports). Nothing here is styled inline, so leave it out.
+  if (window.htmx) htmx.config.attributesToSettle = ["class", "width", "height"];
+
+  function pollerVersion() {
+    var input = document.querySelector('#poller input[name="v"]');
+    return input ? parseInt(input.value, 10) || 0 : 0;
+  }
+
+  // Tell the form view which input changed, so it can move the focus to the next die to enter.
+  document.addEventListener("htmx:configRequest", function (event) {
+    var trigger = event.detail.triggeringEvent;
+    if (event.detail.elt.id === "attack-panel" && trigger && trigger.target && trigger.target.name) {
+      event.detail.parameters.changed = trigger.target.name;
+    }
+  });
+
+  // A poll answer that left before a newer change reached this page must not roll it back.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    if (event.detail.elt.id !== "poller" || !xhr) return;
+    var version = parseInt(xhr.getResponseHeader("X-Battle-Version") || "0", 10);
+    if (version && version < pollerVersion()) event.detail.shouldSwap = false;
+  });
+
+  // 403 from the poll: the watch token expired (or access was withdrawn). A reload gets a fresh one.
+  document.addEventListener("htmx:responseError", function (event) {
+    if (event.detail.elt.id === "poller" && event.detail.xhr.status === 403) window.location.reload();
+  });
+
+  // The same entry can arrive twice (an attack's answer and a poll crossing it): keep one.
+  function dedupeLog() {
+    var list = document.getElementById("log-list");
+    if (!list) return;
+    var seen = {};
+    Array.prototype.slice.call(list.children).forEach(function (item) {
+      if (!item.id) return;
+      if (seen[item.id]) item.remove();
+      else seen[item.id] = true;
+    });
+  }
+
+  // The map shows which structure the card (and the attack form) is about.
+  function markSelected() {
+    var target = document.getElementById("card-target");
+    var selected = target ? target.value : "";
+    document.querySelectorAll("#map [data-structure]").forEach(function (shape) {
+      shape.classList.toggle("is-selected", shape.getAttribute("data-structure") === selected);
+    });
+  }
+
+  document.addEventListener("htmx:afterSettle", function () {
+    dedupeLog();
+    markSelected();
+  });
+
+  // "Target" in the structure list is far below the card it opens: bring the card into view.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var from = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (from && from.classList && from.classList.contains("target-link")) {
+      var card = document.getElementById("card");
+      if (card) card.scrollIntoView({ block: "start" });
+    }
+  });
+
+  // A d6 is one digit: once it is typed, ask for the next die straight away (a d10 may be "10").
+  document.addEventListener("input", function (event) {
+    var input = event.target;
+    if (!input.classList || !input.classList.contains("die-input")) return;
+    var sides = parseInt(input.getAttribute("data-sides"), 10);
+    var value = parseInt(input.value, 10);
+    if (sides < 10 && value >= 1 && value <= sides) {
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+  });
+})();

@@ -1,0 +1,191 @@
+"""The poll every phone at the table sends every two seconds: nothing new costs one small query and
+never touches the session; a change sends only the panels that changed; a bad token gets 403."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from apps.battles import services, watch
+from apps.battles.models import Battle
+from apps.campaigns.models import Membership
+from tests.battles.test_views import he_attack, sid, uid, w  # noqa: F401 - w is the battle fixture
+from tests.campaigns.test_pages import body, fast_passwords, page  # noqa: F401
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def poll_url(w):
+    return reverse("battle_poll", args=[w.battle.pk])
+
+
+def held(w, user=None, **overrides):
+    """What a page that has just opened holds."""
+    battle = Battle.objects.get(pk=w.battle.pk)
+    params = {"v": battle.version, "m": battle.map_version, "after": newest(w),
+              "t": watch.issue(battle.pk, (user or w.alice).pk)}
+    params.update(overrides)
+    return params
+
+
+def newest(w):
+    return w.battle.log_entries.order_by("-seq").values_list("seq", flat=True).first() or 0
+
+
+def attack(w, dice=("3", "4")):
+    inputs = {k: v for k, v in he_attack(w).items() if k in ("weapon", "structure", "target", "hit")}
+    return services.perform(battle_id=w.battle.pk, user=w.alice, action="ba_he", inputs=inputs, attacker=uid(w.gun),
+                            dice_values=list(dice))
+
+
+def test_unchanged_is_204_after_one_query_without_the_session(w):
+    client = Client()
+    client.force_login(w.alice)  # a session cookie is sent; the poll must not read it
+    params = held(w)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(poll_url(w), params, **HTMX)
+    assert response.status_code == 204 and response.content == b""
+    assert len(queries.captured_queries) == 1, [q["sql"] for q in queries.captured_queries]
+    sql = queries.captured_queries[0]["sql"]
+    assert "battles_battle" in sql and '"version"' in sql and '"map_version"' in sql
+    assert "django_session" not in sql and "auth_user" not in sql
+    assert "Cookie" not in response.get("Vary", "")  # the session was never accessed
+    assert not response.cookies
+
+
+def test_unchanged_with_django_assert_num_queries(client, w, django_assert_num_queries):
+    params = held(w)
+    with django_assert_num_queries(1):
+        assert client.get(poll_url(w), params, **HTMX).status_code == 204
+
+
+def test_the_token_is_the_only_credential(w):
+    """No session at all (another device, or the cookie expired): the token still answers."""
+    anonymous = Client()
+    assert anonymous.get(poll_url(w), held(w), **HTMX).status_code == 204
+    attack(w)
+    response = anonymous.get(poll_url(w), held(w, v=1, m=1, after=0), **HTMX)
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("token", ["", "garbage", "eyJiIjoxfQ:1abc:def"])
+def test_a_bad_token_is_403(client, w, token):
+    assert client.get(poll_url(w), held(w, t=token), **HTMX).status_code == 403
+
+
+def test_a_token_for_another_battle_is_403(client, w):
+    token = watch.issue(w.other_battle.pk, w.olga.pk)
+    assert client.get(poll_url(w), held(w, t=token), **HTMX).status_code == 403
+
+
+def test_an_expired_token_is_403(client, w, monkeypatch):
+    params = held(w)
+    monkeypatch.setattr(watch, "MAX_AGE", -1)
+    assert client.get(poll_url(w), params, **HTMX).status_code == 403
+
+
+def test_a_changed_battle_is_checked_against_membership(client, w):
+    params = held(w)
+    attack(w)
+    Membership.objects.filter(user=w.alice).delete()
+    response = client.get(poll_url(w), params, **HTMX)
+    assert response.status_code == 403
+
+
+def test_changed_returns_the_new_entry_the_header_and_the_map(client, w):
+    params = held(w, card=sid(w.house))
+    entry = attack(w)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(poll_url(w), params, **HTMX)
+    assert response.status_code == 200
+    assert not any("django_session" in q["sql"] for q in queries.captured_queries)
+    html = body(response)
+    battle = Battle.objects.get(pk=w.battle.pk)
+    assert response["X-Battle-Version"] == str(battle.version)
+    poller = page(response).find("poller")
+    assert poller.attrs["hx-swap-oob"] == "true"
+    values = {i.attrs["name"]: i.attrs["value"] for i in poller.find_all("input")}
+    assert values == {"v": str(battle.version), "m": str(battle.map_version), "after": str(entry.seq),
+                      "t": params["t"]}
+    assert re.search(r'<div hx-swap-oob="afterbegin:#log-list">\s*<li class="log-turn" id="log-turn-%d">' % entry.seq,
+                     html)
+    assert f'id="log-{entry.seq}"' in html and entry.summary in html
+    assert '<header id="battle-header"' in html and 'hx-swap-oob="true"' in html
+    for panel in ('<div id="map" class="map-panel" hx-swap-oob="true">', '<ul id="structures"',
+                  '<div id="armies" class="army-list" hx-swap-oob="true">', '<section id="turns"',
+                  '<section id="card" class="panel panel-card"'):
+        assert panel in html, panel
+    assert 'id="attack-form"' not in html  # another player's half-filled form is left alone
+    # Asking again with what the answer gave: nothing new.
+    again = {**params, **values}
+    assert client.get(poll_url(w), again, **HTMX).status_code == 204
+
+
+def test_a_version_only_change_leaves_the_map_alone(client, w):
+    params = held(w)
+    services.turn_action(battle_id=w.battle.pk, user=w.alice, action="upkeep")  # nothing burns: no row changes
+    battle = Battle.objects.get(pk=w.battle.pk)
+    assert battle.version == params["v"] + 1 and battle.map_version == params["m"]
+    response = client.get(poll_url(w), params, **HTMX)
+    assert response.status_code == 200
+    html = body(response)
+    assert 'id="map"' not in html and 'id="structures"' not in html and 'id="card"' not in html
+    assert 'id="battle-header"' in html and 'id="turns"' in html and "upkeep" in html
+
+
+def test_the_same_turn_keeps_one_heading(client, w):
+    attack(w, ("1", "1"))
+    params = held(w)
+    services.turn_action(battle_id=w.battle.pk, user=w.alice, action="upkeep")
+    html = body(client.get(poll_url(w), params, **HTMX))
+    # The heading above the entry this page held moves above the new one.
+    first = params["after"]
+    assert f'<li id="log-turn-{first}" hx-swap-oob="delete"></li>' in html
+    assert f'id="log-turn-{first + 1}"' in html
+
+
+def test_undone_entries_are_replaced_struck_through(client, w):
+    entry = attack(w)
+    params = held(w)
+    undo = services.undo_last(battle_id=w.battle.pk, user=w.alice)
+    response = client.get(poll_url(w), params, **HTMX)
+    replaced = page(response).find(f"log-{entry.seq}")
+    assert replaced.attrs["hx-swap-oob"] == "true" and "is-undone" in replaced.attrs["class"]
+    assert f"Undone by #{undo.seq}" in replaced.text()
+    assert f'id="log-{undo.seq}"' in body(response)
+
+
+def test_a_page_far_behind_gets_the_whole_log(client, w):
+    from apps.battles.log import append_entry
+
+    params = held(w)
+    for n in range(60):
+        append_entry(w.battle, action="note", summary=f"Note {n}")
+    Battle.objects.bump_version(w.battle.pk)
+    response = client.get(poll_url(w), params, **HTMX)
+    log = page(response).find("battle-log")
+    assert log.attrs["hx-swap-oob"] == "true"
+    assert len(log.find_all("li", cls="log-entry")) == 50
+    values = {i.attrs["name"]: i.attrs["value"] for i in page(response).find("poller").find_all("input")}
+    assert values["after"] == "60"
+
+
+def test_the_poll_view_holds_nothing_in_memory(w):
+    """Two phones (two clients, no shared state but the database) see the same answers."""
+    import apps.battles.views as views
+
+    mutable = {name for name, value in vars(views).items()
+               if not name.startswith("__") and isinstance(value, (dict, list, set)) and name.isupper()}
+    assert mutable == set(), mutable
+    first, second = Client(), Client()
+    params = held(w)
+    attack(w)
+    def answer(client):
+        # One-time tokens (CSRF, the turn buttons') differ by design; everything else must not.
+        return re.sub(r'name="(csrfmiddlewaretoken|client_token)" value="[^"]+"', "", body(
+            client.get(poll_url(w), params, **HTMX)))
+
+    assert answer(first) == answer(second)

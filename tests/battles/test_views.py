@@ -1,0 +1,620 @@
+"""The battle screen end to end through the test client: resolve with the players' dice or the
+server's, every kind of bad input (a message in the form, nothing changed, no entry), double taps,
+undo, the turn buttons, LaserGrenadiers initiative, CSRF, and other clubs seeing nothing.
+
+Every test checks the database afterwards, not just the HTML."""
+
+import re
+import uuid
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.armies.models import Unit
+from apps.battles import services
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.campaigns.models import Club, Membership, Role
+from apps.rules import SequenceState
+from apps.structures.models import Structure
+from tests import factories
+from tests.campaigns.test_pages import assert_csp_clean, body, page, text_of  # noqa: F401
+from tests.campaigns.test_pages import fast_passwords  # noqa: F401 - autouse: cheap password hashing
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def w(db):
+    """A Bolt Action battle: side A's field gun (HE 2D6) facing side B's grenadiers on floor 1 of a
+    brick house; alice commands A, bob B; olga belongs to another club."""
+    w = factories.make_world()
+    w.he = factories.weapon("ba", "he-2d6", name="HE shell 2D6", he_value="2D6")
+    w.flamer = factories.weapon("ba", "flamethrower", name="Flamethrower", flamethrower=True)
+    w.house = w.structure("Brick house", floors=2, x=30, y=20)
+    w.floors = list(w.house.floors.order_by("level"))
+    w.gun = w.unit("A", "Field gun", weapons=[w.he], x=30, y=5, kind="artillery", models=4)
+    w.rifles = w.unit("A", "Rifles", weapons=[], x=10, y=5)
+    w.squad = w.unit("B", "Grenadiers", floor=w.floors[1])
+    w.pioneers = w.unit("B", "Pioneers", weapons=[w.flamer], x=40, y=40, models=2)
+    other = factories.make_world(club_name="Other club")
+    w.other_battle = other.battle
+    w.other_house = other.structure("Their house")
+    w.olga = other.organiser
+    return w
+
+
+def sid(structure):
+    return f"s{structure.pk}"
+
+
+def uid(unit):
+    return f"u{unit.pk}"
+
+
+def url(w, name, *args):
+    return reverse(name, args=[w.battle.pk, *args])
+
+
+def signed(client, account):
+    client.force_login(account)
+    return client
+
+
+def he_attack(w, **extra):
+    data = {"action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "structure": sid(w.house),
+            "target": uid(w.squad), "hit": "yes", "went_down": "no", "pins": "1", "dice_mode": "player",
+            "client_token": str(uuid.uuid4())}
+    data.update(extra)
+    return data
+
+
+def state(w):
+    """Everything an attack could change, to compare before and after a refusal."""
+    battle = Battle.objects.get(pk=w.battle.pk)
+    return (battle.version, battle.map_version, battle.turn, LogEntry.objects.filter(battle=battle).count(),
+            list(Structure.objects.filter(battle=battle).order_by("pk").values()),
+            list(Unit.objects.filter(army__battle=battle).order_by("pk").values()))
+
+
+def form_html(response):
+    node = page(response).find("attack-form")
+    assert node is not None, "no attack form in the response"
+    return node.text()
+
+
+# ---------------------------------------------------------------------------------- the page
+
+def test_page_has_map_card_form_turns_log_and_poller(client, w):
+    response = signed(client, w.alice).get(url(w, "battle") + f"?target={sid(w.house)}")
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    html = body(response)
+    for element in ("map", "card", "attack-form", "battle-log", "poller", "turns", "battle-header"):
+        assert f'id="{element}"' in html, element
+    assert f'data-structure="{sid(w.house)}"' in html
+    assert 'viewBox="0 0 72 48"' in html
+    # The footprint is centred on (x, y): a 6″ square at (30, 20) starts at (27, 17).
+    assert 'x="27" y="17" width="6" height="6"' in html
+    card = text_of(response, "card")
+    assert "Brick house" in card and "Floor 1 Grenadiers" in card and "Front 2 windows" in card
+    # The target is preselected and the attacker list holds only alice's units.
+    form = page(response).find("attack-form")
+    selected = [o.attrs.get("value") for o in form.find_all("option") if "selected" in o.attrs]
+    assert sid(w.house) in selected
+    attackers = [o.attrs["value"] for o in page(response).find("id_attacker").find_all("option")]
+    assert attackers == ["", uid(w.gun), uid(w.rifles)]
+    actions = [o.attrs["value"] for o in page(response).find("id_action").find_all("option")]
+    assert "ba_he" in actions and not set(actions) & services.TURN_ACTIONS
+    assert re.search(r'name="client_token" value="[0-9a-f-]{36}"', html)
+
+
+def test_a_unit_that_acted_is_not_offered(client, w):
+    Unit.objects.filter(pk=w.gun.pk).update(acted=True)
+    response = signed(client, w.alice).get(url(w, "battle"))
+    attackers = [o.attrs["value"] for o in page(response).find("id_attacker").find_all("option")]
+    assert attackers == ["", uid(w.rifles)]
+
+
+def test_a_watcher_sees_no_form(client, w):
+    designer = factories.User.objects.create_user("dora-test", password="x")
+    Membership.objects.create(club=w.club, user=designer, role=Role.DESIGNER)
+    response = signed(client, designer).get(url(w, "battle"))
+    assert response.status_code == 200
+    assert 'id="attack-form"' not in body(response)
+    assert "only this battle's players and the club's organisers act" in text_of(response, "attack-panel")
+
+
+def test_card_partial_selects_the_target_in_the_form(client, w):
+    signed(client, w.alice)
+    response = client.get(url(w, "battle_card", sid(w.house)), {"action": "ba_he", "attacker": uid(w.gun)}, **HTMX)
+    assert response.status_code == 200
+    html = body(response)
+    assert html.lstrip().startswith('<section id="card"')
+    assert "Grenadiers" in text_of(response, "card")
+    form = page(response).find("attack-form")
+    assert form.attrs.get("hx-swap-oob") == "true"
+    selected = [o.attrs.get("value") for o in form.find_all("option") if "selected" in o.attrs]
+    # The one enemy unit inside is what the player most likely means to hit.
+    assert sid(w.house) in selected and uid(w.squad) in selected and uid(w.gun) in selected
+    # Without JavaScript the same link is the page with ?target=.
+    plain = client.get(url(w, "battle_card", sid(w.house)))
+    assert plain.status_code == 302 and plain["Location"].startswith(url(w, "battle") + f"?target={sid(w.house)}")
+
+
+def test_form_partial_asks_for_each_die_and_shows_exact_odds(client, w):
+    signed(client, w.alice)
+    data = he_attack(w)
+    del data["client_token"]
+    response = client.get(url(w, "battle_form"), data, **HTMX)
+    assert response.status_code == 200
+    html = body(response)
+    labels = re.findall(r'<label for="id_dice_(\d)">([^<]+)</label>', html)
+    assert labels == [("0", "HE hits (2D6) on floor 1, first d6"), ("1", "HE hits (2D6) on floor 1, second d6")]
+    odds = text_of(response, "odds")
+    # 2D6 ≥ 10 collapses the house: 6/36.
+    assert "Brick house collapses 16.7% (1/6)" in odds
+    assert "Expected hits on Grenadiers" in odds
+    assert '<svg class="odds-bar"' in html and 'width="16.67"' in html
+    # The dice entered so far come back, and nothing more is asked once all are in.
+    response = client.get(url(w, "battle_form"), {**data, "dice_0": "3", "dice_1": "4"}, **HTMX)
+    assert re.findall(r'name="(dice_\d)"', body(response)) == ["dice_0", "dice_1"]
+    assert 'value="3"' in body(response) and 'value="4"' in body(response)
+
+
+def test_form_partial_with_incomplete_inputs_shows_a_hint_not_an_error(client, w):
+    signed(client, w.alice)
+    for data in ({}, {"action": "ba_he"}, {"action": "ba_he", "attacker": uid(w.gun)},
+                 {"action": "ba_he", "structure": "s999999"}, {"action": "nonsense"},
+                 {"action": "ba_he", "dice_mode": "player"}):
+        response = client.get(url(w, "battle_form"), data, **HTMX)
+        assert response.status_code == 200, data
+        assert 'id="attack-form"' in body(response)
+    response = client.get(url(w, "battle_form"), {"action": "ba_he", "attacker": uid(w.gun)}, **HTMX)
+    assert "Fill in the inputs to see the exact odds." in text_of(response, "odds")
+
+
+def test_form_partial_points_at_a_bad_weapon_before_submitting(client, w):
+    signed(client, w.alice)
+    data = he_attack(w, weapon=f"w{w.flamer.pk}", dice_mode="server")
+    response = client.get(url(w, "battle_form"), data, **HTMX)
+    field = text_of(response, "field-weapon")
+    assert "Field gun does not carry Flamethrower" in field
+
+
+# ---------------------------------------------------------------------------------- resolving
+
+def test_i_rolled_dice_resolve_exactly_as_entered(client, w):
+    signed(client, w.alice)
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="3", dice_1="4"), **HTMX)
+    assert response.status_code == 200
+    entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
+    assert entry.dice == [{"purpose": "HE hits (2D6) on floor 1", "sides": 6, "count": 2, "faces": [3, 4],
+                           "value": 7, "source": "player", "target": "sum"}]
+    assert entry.inputs["dice"] == "player" and entry.actor == w.alice and entry.side == "A"
+    # 7 hits: the house stands; the grenadiers take a pin and the hits to roll damage for.
+    house = Structure.objects.get(pk=w.house.pk)
+    assert not house.collapsed
+    squad, gun = Unit.objects.get(pk=w.squad.pk), Unit.objects.get(pk=w.gun.pk)
+    assert squad.pins == 1 and not squad.destroyed and squad.floor_id == w.floors[1].pk
+    assert gun.acted
+    assert LogEntry.objects.filter(battle=w.battle).count() == before[3] + 1
+    battle = Battle.objects.get(pk=w.battle.pk)
+    assert battle.version == before[0] + 1 and battle.map_version == before[1] + 1
+
+    html = body(response)
+    # The fresh form (a new token), then the new entry at the top of the log, the map, the header.
+    assert html.lstrip().startswith('<form id="attack-form"')
+    assert f"Resolved #{entry.seq}" in form_html(response)
+    assert 'hx-swap-oob="afterbegin:#log-list"' in html and f'id="log-{entry.seq}"' in html
+    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html
+    assert '<header id="battle-header"' in html and f"v{battle.version}" in text_of(response, "battle-header")
+    assert f'<section id="card"' not in html or sid(w.house) in html
+    new_token = re.search(r'name="client_token" value="([0-9a-f-]+)"', html).group(1)
+    assert new_token != he_attack(w)["client_token"]
+    poller = page(response).find("poller")
+    values = {i.attrs["name"]: i.attrs["value"] for i in poller.find_all("input")}
+    assert values["v"] == str(battle.version) and values["m"] == str(battle.map_version)
+    assert values["after"] == str(entry.seq)
+
+
+def test_ten_hits_collapse_the_house_and_everyone_inside(client, w):
+    signed(client, w.alice)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="6", dice_1="5"), **HTMX)
+    assert response.status_code == 200
+    house = Structure.objects.get(pk=w.house.pk)
+    assert house.collapsed
+    assert Unit.objects.get(pk=w.squad.pk).destroyed
+    assert "st-collapsed" in body(response)  # the map redrawn out of band shows the rubble
+
+
+def test_roll_for_me(client, w):
+    signed(client, w.alice)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_mode="server"), **HTMX)
+    assert response.status_code == 200
+    entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
+    (roll,) = entry.dice
+    assert roll["source"] == "server" and roll["count"] == 2 and all(1 <= f <= 6 for f in roll["faces"])
+    assert entry.inputs["dice"] == "server"
+    assert Structure.objects.get(pk=w.house.pk).collapsed == (sum(roll["faces"]) >= 10)
+    assert "rolled by the server" in body(response)
+
+
+def test_without_javascript_the_form_posts_and_redirects_with_a_message(client, w):
+    signed(client, w.alice)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="2"))
+    assert response.status_code == 303
+    assert response["Location"] == url(w, "battle") + f"?target={sid(w.house)}"
+    entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
+    followed = client.get(response["Location"])
+    assert f"#{entry.seq}: {entry.summary}" in body(followed)
+
+
+def test_a_missing_die_without_javascript_asks_for_it(client, w):
+    signed(client, w.alice)
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="3"))
+    assert response.status_code == 422
+    assert state(w) == before
+    html = body(response)
+    assert '<label for="id_dice_1">HE hits (2D6) on floor 1, second d6</label>' in html
+    assert "HE hits (2D6) on floor 1, second d6: roll it and enter the result" in form_html(response)
+    assert 'value="3"' in html
+
+
+BAD_INPUTS = {
+    "weapon not carried": (lambda w: {"weapon": f"w{w.flamer.pk}"}, "weapon", "Field gun does not carry Flamethrower"),
+    "target in another battle": (lambda w: {"structure": f"s{w.other_house.pk}", "target": ""}, "structure",
+                                 "there is no structure"),
+    "floor that does not exist": (lambda w: {"floor": "7", "target": ""}, "floor", "Brick house has no floor 7"),
+    "die out of range": (lambda w: {"dice_0": "7", "dice_1": "2"}, None, "7 is not a d6 result"),
+    "unknown action": (lambda w: {"action": "dh_main_gun"}, None, "not an action of this battle"),
+    "attacker of the other side": (lambda w: {"attacker": f"u{w.pioneers.pk}"}, "attacker", "Pioneers is side B"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_bad_input_is_explained_in_the_form_and_changes_nothing(client, w, case, htmx):
+    make, field, message = BAD_INPUTS[case]
+    signed(client, w.alice)
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, **make(w)), **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert message in form_html(response), form_html(response)
+    if field:
+        assert message in text_of(response, f"field-{field}")
+    assert state(w) == before
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_unit_that_already_acted(client, w, htmx):
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **HTMX)
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **(HTMX if htmx else {}))
+    assert "Field gun has already acted this turn" in text_of(response, "field-attacker")
+    assert state(w) == before
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_an_ended_battle(client, w, htmx):
+    Battle.objects.filter(pk=w.battle.pk).update(status=BattleStatus.FINISHED, finished_at=timezone.now())
+    signed(client, w.alice)
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **(HTMX if htmx else {}))
+    assert "This battle has ended" in form_html(response)
+    assert state(w) == before
+    # The page itself no longer offers the form.
+    assert 'id="attack-form"' not in body(client.get(url(w, "battle")))
+
+
+def test_double_submit_resolves_once(client, w):
+    signed(client, w.alice)
+    data = he_attack(w, dice_0="2", dice_1="2")
+    first = client.post(url(w, "battle_resolve"), data, **HTMX)
+    second = client.post(url(w, "battle_resolve"), data, **HTMX)
+    plain = client.post(url(w, "battle_resolve"), data)
+    assert first.status_code == second.status_code == 200 and plain.status_code == 303
+    assert LogEntry.objects.filter(battle=w.battle, action="ba_he").count() == 1
+    assert Unit.objects.get(pk=w.squad.pk).pins == 1
+
+
+def test_a_malformed_token_is_not_stored(client, w):
+    signed(client, w.alice)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="2", client_token="x" * 300),
+                           **HTMX)
+    assert response.status_code == 200
+    assert LogEntry.objects.get(battle=w.battle, action="ba_he").client_token is None
+
+
+# ---------------------------------------------------------------------------------- undo
+
+def test_undo_restores_and_logs_and_shows_the_entry_struck(client, w):
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), he_attack(w, dice_0="6", dice_1="6"), **HTMX)
+    attack = LogEntry.objects.get(battle=w.battle, action="ba_he")
+    assert Structure.objects.get(pk=w.house.pk).collapsed
+    assert f"Undo #{attack.seq}" in text_of(client.get(url(w, "battle")), "turns")
+
+    response = client.post(url(w, "battle_undo"), {"after": attack.seq, "m": 0, "target": sid(w.house)}, **HTMX)
+    assert response.status_code == 200
+    assert not Structure.objects.get(pk=w.house.pk).collapsed
+    squad = Unit.objects.get(pk=w.squad.pk)
+    assert not squad.destroyed and squad.floor_id == w.floors[1].pk and squad.pins == 0
+    attack.refresh_from_db()
+    undo = LogEntry.objects.get(battle=w.battle, action="undo")
+    assert attack.undone and undo.undoes_id == attack.pk and undo.seq == attack.seq + 1
+    html = body(response)
+    # The undone entry is replaced in place, struck through; the undo arrives on top.
+    replaced = page(response).find(f"log-{attack.seq}")
+    assert replaced.attrs.get("hx-swap-oob") == "true" and "is-undone" in replaced.attrs["class"]
+    assert f"Undone by #{undo.seq}" in replaced.text()
+    assert 'hx-swap-oob="afterbegin:#log-list"' in html and f'id="log-{undo.seq}"' in html
+    assert f"Undoes #{attack.seq}" in text_of(response, f"log-{undo.seq}")
+    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html
+    assert f'<section id="card" class="panel panel-card"' in html
+    assert "Intact" in text_of(response, "card")
+
+
+def test_only_an_organiser_or_the_player_who_acted_may_undo(client, w):
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), he_attack(w, dice_0="6", dice_1="6"), **HTMX)
+    signed(client, w.bob)
+    assert "Undo #" not in text_of(client.get(url(w, "battle")), "turns")
+    before = state(w)
+    response = client.post(url(w, "battle_undo"), {}, **HTMX)
+    assert "Only an organiser or" in text_of(response, "turns")
+    assert state(w) == before
+    plain = client.post(url(w, "battle_undo"))
+    assert plain.status_code == 303 and state(w) == before
+    signed(client, w.organiser)
+    assert "Undo #" in text_of(client.get(url(w, "battle")), "turns")
+    assert client.post(url(w, "battle_undo")).status_code == 303
+    assert not Structure.objects.get(pk=w.house.pk).collapsed
+
+
+# ---------------------------------------------------------------------------------- turns
+
+def test_upkeep_then_end_turn(client, w):
+    signed(client, w.alice)
+    turns = text_of(client.get(url(w, "battle")), "turns")
+    assert "Start-of-turn upkeep" in turns and "End turn" in turns
+    response = client.post(url(w, "battle_turn"), {"action": "upkeep", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert response.status_code == 200
+    battle = Battle.objects.get(pk=w.battle.pk)
+    assert battle.upkeep_turn == 1 and LogEntry.objects.filter(battle=battle, action="upkeep").count() == 1
+    assert "Start-of-turn upkeep" not in text_of(response, "turns")
+
+    response = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": str(uuid.uuid4())})
+    assert response.status_code == 303
+    battle.refresh_from_db()
+    assert battle.turn == 2 and battle.upkeep_turn == 2
+    assert list(LogEntry.objects.filter(battle=battle).order_by("seq").values_list("action", flat=True)) == [
+        "upkeep", "end_turn", "upkeep"]
+    assert "Turn 2" in text_of(client.get(url(w, "battle")), "battle-header")
+
+
+def test_turn_buttons_share_no_token(client, w):
+    html = body(signed(client, w.alice).get(url(w, "battle")))
+    tokens = re.findall(r'name="client_token" value="([0-9a-f-]+)"', html)
+    assert len(tokens) == len(set(tokens)) >= 3
+
+
+def test_start_battle_is_for_organisers(client, w):
+    Battle.objects.filter(pk=w.battle.pk).update(status=BattleStatus.SETUP)
+    signed(client, w.alice)
+    assert "Start battle" not in text_of(client.get(url(w, "battle")), "turns")
+    client.post(url(w, "battle_turn"), {"action": "start"})
+    assert Battle.objects.get(pk=w.battle.pk).status == BattleStatus.SETUP
+    signed(client, w.organiser)
+    assert "Start battle" in text_of(client.get(url(w, "battle")), "turns")
+    response = client.post(url(w, "battle_turn"), {"action": "start"}, **HTMX)
+    assert response["HX-Refresh"] == "true"
+    assert Battle.objects.get(pk=w.battle.pk).status == BattleStatus.IN_PROGRESS
+
+
+@pytest.fixture
+def lg(db):
+    w = factories.make_world(ruleset="lg", club_name="Grenadier club")
+    w.a1 = w.unit("A", "Alpha one")
+    w.a2 = w.unit("A", "Alpha two")
+    w.b1 = w.unit("B", "Bravo one")
+    return w
+
+
+def test_laser_grenadiers_initiative_pass_and_activate(client, lg):
+    signed(client, lg.organiser)
+    turns = text_of(client.get(url(lg, "battle")), "turns")
+    assert "Roll initiative" in turns and "not rolled yet" in turns
+    response = client.post(url(lg, "battle_turn"), {"action": "lg_initiative", "client_token": str(uuid.uuid4())},
+                           **HTMX)
+    assert response.status_code == 200
+    battle = Battle.objects.get(pk=lg.battle.pk)
+    holder = battle.sequence["initiative"]
+    assert holder in ("A", "B") and battle.sequence["rolled"]
+    assert f"Initiative Side {holder}" in text_of(response, "turns")
+    assert "Roll initiative" not in text_of(response, "turns")
+
+    # The side holding the initiative passes; the streak shows and the initiative moves over.
+    player = lg.alice if holder == "A" else lg.bob
+    signed(client, player)
+    response = client.post(url(lg, "battle_turn"), {"action": "lg_pass", "client_token": str(uuid.uuid4())}, **HTMX)
+    battle.refresh_from_db()
+    other = "B" if holder == "A" else "A"
+    assert battle.sequence["initiative"] == other and battle.sequence["pass_streak"] == 1
+    assert "Passes in a row 1" in text_of(response, "turns")
+
+    # The other side activates a piece (move only).
+    mover = lg.b1 if other == "B" else lg.a1
+    signed(client, lg.bob if other == "B" else lg.alice)
+    response = client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(mover),
+                                                    "client_token": str(uuid.uuid4())}, **HTMX)
+    battle.refresh_from_db()
+    assert uid(mover) in battle.sequence["activated"]
+    assert mover.name in text_of(response, "turns")
+    assert LogEntry.objects.filter(battle=battle).count() == 3
+
+
+def test_no_pass_while_morale_checks_are_owed(client, lg):
+    seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())
+    signed(client, lg.alice)
+    response = client.get(url(lg, "battle"))
+    button = next(b for b in page(response).find("turns").find_all("button") if b.attrs.get("data-action") == "lg_pass")
+    assert "disabled" in button.attrs
+    assert "Side A may not pass: Alpha one must check morale first" in text_of(response, "turns")
+    response = client.post(url(lg, "battle_turn"), {"action": "lg_pass"}, **HTMX)
+    assert "may not pass" in text_of(response, "turns")
+    assert not LogEntry.objects.filter(battle=lg.battle).exists()
+
+
+# ---------------------------------------------------------------------------------- the log
+
+def test_log_loads_more_with_a_keyset(client, w):
+    for n in range(120):
+        factories_entry(w, n)
+    signed(client, w.alice)
+    response = client.get(url(w, "battle"))
+    ids = [e.attrs["id"] for e in page(response).find("log-list").find_all("li", cls="log-entry")]
+    assert ids[0] == "log-120" and ids[-1] == "log-71" and len(ids) == 50
+    more = page(response).find("log-more").find_all("a")[0]
+    assert more.attrs["hx-get"].startswith(url(w, "battle_log") + "?before=71")
+    older = client.get(url(w, "battle_log"), {"before": 71, "turn": 1}, **HTMX)
+    ids = re.findall(r'<li id="log-(\d+)" class="log-entry', body(older))
+    assert ids[0] == "70" and ids[-1] == "21" and len(ids) == 50
+    assert "log-turn" not in body(older)  # same turn as the entry above: no second heading
+    last = client.get(url(w, "battle_log"), {"before": 21, "turn": 1}, **HTMX)
+    assert 'id="log-more"' not in body(last) and 'id="log-1"' in body(last)
+    # Without JavaScript, "load more" is the page with ?before=.
+    plain = client.get(url(w, "battle") + "?before=71")
+    assert 'id="log-70"' in body(plain) and 'id="log-71"' not in body(plain)
+
+
+def factories_entry(w, n):
+    from apps.battles.log import append_entry
+
+    append_entry(w.battle, action="note", summary=f"Note {n}", turn=1,
+                 dice=[{"purpose": "test", "sides": 6, "count": 1, "faces": [n % 6 + 1], "value": n % 6 + 1,
+                        "source": "server", "target": ""}])
+
+
+# ---------------------------------------------------------------------------------- access
+
+def every_url(w):
+    s = sid(w.house)
+    return [("get", url(w, "battle"), {}), ("get", url(w, "battle_form"), {"action": "ba_he"}),
+            ("get", url(w, "battle_card", s), {}), ("get", url(w, "battle_log"), {"before": 5}),
+            ("post", url(w, "battle_resolve"), he_attack(w)), ("post", url(w, "battle_undo"), {}),
+            ("post", url(w, "battle_turn"), {"action": "end_turn"})]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_another_club_gets_404_everywhere_and_nothing_changes(client, w, htmx):
+    signed(client, w.olga)
+    before = state(w)
+    for method, address, data in every_url(w):
+        response = getattr(client, method)(address, data, **(HTMX if htmx else {}))
+        assert response.status_code == 404, (method, address, response.status_code)
+    assert state(w) == before
+
+
+def test_anonymous_is_sent_to_sign_in(client, w):
+    for method, address, data in every_url(w):
+        response = getattr(client, method)(address, data)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"], address
+
+
+def test_a_card_of_another_battles_structure_is_not_found(client, w):
+    signed(client, w.alice)
+    assert client.get(url(w, "battle_card", f"s{w.other_house.pk}"), **HTMX).status_code == 404
+    assert client.get(url(w, "battle_card", "nonsense"), **HTMX).status_code == 404
+
+
+def test_writes_need_post(client, w):
+    signed(client, w.alice)
+    for name in ("battle_resolve", "battle_undo", "battle_turn"):
+        assert client.get(url(w, name)).status_code == 405
+
+
+def test_htmx_posts_carry_the_csrf_token_in_a_header(w):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(w.alice)
+    html = body(client.get(url(w, "battle")))
+    token = re.search(r'hx-headers=\'\{"X-CSRFToken": "([^"]+)"\}\'', html).group(1)
+    data = he_attack(w, dice_0="1", dice_1="2")
+    assert client.post(url(w, "battle_resolve"), data, **HTMX).status_code == 403
+    assert not LogEntry.objects.filter(battle=w.battle).exists()
+    response = client.post(url(w, "battle_resolve"), data, HTTP_X_CSRFTOKEN=token, **HTMX)
+    assert response.status_code == 200
+    assert LogEntry.objects.filter(battle=w.battle, action="ba_he").count() == 1
+    response = client.post(url(w, "battle_turn"), {"action": "upkeep"}, HTTP_X_CSRFTOKEN=token, **HTMX)
+    assert response.status_code == 200
+
+
+def test_players_act_only_for_their_own_side(client, w):
+    signed(client, w.bob)
+    response = client.get(url(w, "battle"))
+    attackers = [o.attrs["value"] for o in page(response).find("id_attacker").find_all("option")]
+    assert attackers == ["", uid(w.squad), uid(w.pioneers)]
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="6", dice_1="6"), **HTMX)
+    assert "Field gun is side A's" in text_of(response, "field-attacker")
+    assert state(w) == before
+
+
+def test_other_club_member_in_a_club_of_its_own(client, w):
+    """Ids reveal nothing: a battle of a club the user does not belong to is simply not there."""
+    lone = Club.objects.create(name="Lone", slug="lone")
+    account = factories.User.objects.create_user("lone-user", password="x")
+    Membership.objects.create(club=lone, user=account, role=Role.ORGANISER)
+    signed(client, account)
+    assert client.get(url(w, "battle")).status_code == 404
+
+
+def test_without_javascript_update_the_form_shows_the_dice_and_odds(client, w):
+    signed(client, w.alice)
+    before = state(w)
+    data = he_attack(w, preview="1")
+    response = client.post(url(w, "battle_resolve"), data)
+    assert response.status_code == 200
+    assert state(w) == before
+    html = body(response)
+    assert '<label for="id_dice_0">HE hits (2D6) on floor 1, first d6</label>' in html
+    assert "Brick house collapses 16.7%" in text_of(response, "odds")
+    assert "Not resolved" not in html
+
+
+def test_the_form_partial_is_only_for_players(client, w):
+    designer = factories.User.objects.create_user("dora-form", password="x")
+    Membership.objects.create(club=w.club, user=designer, role=Role.DESIGNER)
+    signed(client, designer)
+    assert client.get(url(w, "battle_form"), {"action": "ba_he"}, **HTMX).status_code == 403
+    before = state(w)
+    assert client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **HTMX).status_code == 403
+    assert state(w) == before
+
+
+@pytest.mark.parametrize("ruleset", ["ba", "lg", "dh"])
+def test_every_action_of_every_ruleset_renders_its_form(client, db, ruleset):
+    from apps import rules
+    from apps.battles.forms import form_actions
+
+    w = factories.make_world(ruleset=ruleset, club_name=f"Club {ruleset}")
+    house = w.structure("House", floors=2)
+    w.unit("A", "Alpha", x=5, y=5)
+    w.unit("B", "Bravo", floor=house.floors.get(level=0))
+    signed(client, w.organiser)
+    actions = form_actions(ruleset)
+    assert actions
+    for spec in actions:
+        for mode in ("server", "player"):
+            data = {"action": spec.key, "structure": f"s{house.pk}", "dice_mode": mode, "hit": "yes"}
+            response = client.get(url(w, "battle_form"), data, **HTMX)
+            assert response.status_code == 200, (spec.key, mode)
+            html = body(response)
+            for f in spec.fields:
+                assert f'name="{f.name}' in html, (spec.key, f.name)
+        assert rules.ACTIONS[spec.key].ruleset in (ruleset, "any")

@@ -1,8 +1,30 @@
 from django.urls import path
 
+from apps.campaigns import scenario_views as sv
 from apps.campaigns import views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign"),
+    # The scenario builder (issue 7)
+    path("scenarios/", sv.scenario_list, name="scenario_list"),
+    path("scenarios/new/", sv.scenario_new, name="scenario_new"),
+    path("scenarios/import/", sv.scenario_import, name="scenario_import"),
+    path("scenarios/<int:pk>/", sv.scenario_detail, name="scenario"),
+    path("scenarios/<int:pk>/settings/", sv.scenario_settings, name="scenario_settings"),
+    path("scenarios/<int:pk>/zones/", sv.scenario_zones, name="scenario_zones"),
+    path("scenarios/<int:pk>/structures/add/", sv.structure_add, name="scenario_structure_add"),
+    path("scenarios/<int:pk>/structures/<int:sid>/", sv.structure_edit, name="scenario_structure"),
+    path("scenarios/<int:pk>/structures/<int:sid>/move/", sv.structure_move, name="scenario_structure_move"),
+    path("scenarios/<int:pk>/structures/<int:sid>/section/", sv.structure_section, name="scenario_structure_section"),
+    path("scenarios/<int:pk>/structures/<int:sid>/delete/", sv.structure_delete, name="scenario_structure_delete"),
+    path("scenarios/<int:pk>/armies/", sv.army_save, name="scenario_army_new"),
+    path("scenarios/<int:pk>/armies/<int:army_id>/", sv.army_save, name="scenario_army"),
+    path("scenarios/<int:pk>/armies/<int:army_id>/units/new/", sv.unit_new, name="scenario_unit_new"),
+    path("scenarios/<int:pk>/units/<int:uid>/", sv.unit_edit, name="scenario_unit"),
+    path("scenarios/<int:pk>/units/<int:uid>/move/", sv.unit_move, name="scenario_unit_move"),
+    path("scenarios/<int:pk>/units/<int:uid>/delete/", sv.unit_delete, name="scenario_unit_delete"),
+    path("scenarios/<int:pk>/start/", sv.scenario_start, name="scenario_start"),
+    path("scenarios/<int:pk>/export/", sv.scenario_export, name="scenario_export"),
+    path("scenarios/<int:pk>/print/", sv.scenario_print, name="scenario_print"),
 ]

@@ -1,9 +1,26 @@
-from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch
-from django.shortcuts import render
+from fractions import Fraction
 
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F, Prefetch
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from apps.armies.models import Weapon
 from apps.campaigns import permissions
-from apps.structures.models import Floor, Side
+from apps.rules import tables
+from apps.rules.dh import penetration_odds, riflemen, validate_sheet
+from apps.structures import blueprints
+from apps.structures.formats import (FormatErrors, SHEET_KEYS, dumps, export_sheet, import_sheet, parse_document,
+                                     rules_dict, sheet_body, unique_slug, MAX_BYTES)
+from apps.structures.forms import SheetEditor
+from apps.structures.models import BunkerSheet, Floor, Side
 
 FACINGS = (("front", "Front"), ("side", "Side"), ("rear", "Rear"))
 CARD_ROWS = ("Walls", "Entrance", "Vision")
@@ -105,7 +122,13 @@ def weapon_rows(weapons):
 def sheet_card(sheet):
     """The sheet laid out as the 003 card prints it; the template only places the strings."""
     row = list(sheet.penetration_row or [])
+    kind, note = sheet.get_kind_display(), sheet.kind_note or ""
+    # The seed's fort card reads "Fort, Including Indirect Fire…": a note that repeats the kind is not doubled.
+    if note.lower().startswith(kind.lower()):
+        note = note[len(kind):].lstrip(" ,")
     return {
+        "kind": kind,
+        "kind_note": note,
         "crew": crew_line(sheet),
         "dm": signed(sheet.dm),
         "locations": location_rows(sheet.locations),
@@ -162,10 +185,338 @@ def sheet_list(request):
     return render(request, "structures/sheet_list.html", {
         "library": [s for s in sheets if s.club_id is None],
         "club_sheets": [s for s in sheets if s.club_id is not None],
+        "design_clubs": list(permissions.design_clubs(request.user).order_by("name")),
     })
 
 
 @login_required
 def sheet_detail(request, pk):
     sheet = permissions.get_or_404(permissions.sheets_for(request.user).select_related("club"), pk=pk)
-    return render(request, "structures/sheet.html", {"sheet": sheet, "card": sheet_card(sheet)})
+    return render(request, "structures/sheet.html", {
+        "sheet": sheet, "card": sheet_card(sheet), **sheet_actions(request.user, sheet),
+    })
+
+
+# ---------------------------------------------------------------------------------- editor helpers
+
+def sheet_actions(user, sheet):
+    """What the sheet page offers this user: edit (its club's designers), clone (into a club they design for)."""
+    clubs = list(permissions.design_clubs(user))
+    return {"can_edit": permissions.can_edit_sheet(user, sheet), "clone_clubs": clubs}
+
+
+def editable_sheet(request, pk):
+    """The sheet if the user may edit it: other clubs' sheets are not found, library sheets and
+    sheets of a club where the user only plays are forbidden."""
+    sheet = permissions.get_or_404(permissions.sheets_for(request.user).select_related("club"), pk=pk)
+    if not permissions.can_edit_sheet(request.user, sheet):
+        raise PermissionDenied("Library sheets are read-only (clone one), and only a club's organisers and "
+                               "designers edit its sheets.")
+    return sheet
+
+
+def percent(p):
+    value = float(p) * 100
+    return f"{value:.0f}%" if abs(value - round(value)) < 0.05 else f"{value:.1f}%"
+
+
+def odds_cells(odds):
+    cells = []
+    for facing in ("front", "side", "rear", "top"):
+        p = odds.get(facing)
+        cells.append(None if p is None else {"percent": percent(p), "fraction": str(Fraction(p))})
+    return cells
+
+
+def full_row(row):
+    return isinstance(row, list) and len(row) == 10 and all(isinstance(v, int) and not isinstance(v, bool) for v in row)
+
+
+def reference_guns():
+    """Penetration rows to test a sheet against: the DH catalogue's guns, then the sample sheets' main guns."""
+    guns = []
+    for weapon in Weapon.objects.filter(ruleset="dh").order_by("name"):
+        if full_row(weapon.penetration_row):
+            guns.append((f"w{weapon.pk}", f"{weapon.name} (DH catalogue)", weapon.penetration_row))
+    for sheet in BunkerSheet.objects.filter(club__isnull=True, is_blank=False).order_by("name"):
+        if full_row(sheet.penetration_row):
+            guns.append((f"s{sheet.pk}", f"{sheet.penetration_weapon or 'Main gun'} of the {sheet.name}",
+                         sheet.penetration_row))
+    return guns
+
+
+def target_sheets():
+    return [(f"t{s.pk}", s.name, s) for s in BunkerSheet.objects.filter(club__isnull=True, is_blank=False)
+            .order_by("name") if not validate_sheet(rules_dict(sheet_body(s)))]
+
+
+def weapon_rows_with_penetration(body):
+    """(weapon name, its penetration row) for each of the sheet's weapons that has one: the card's
+    main-gun row for the weapon it names, otherwise a DH catalogue gun of the same name."""
+    catalogue = {w.name.lower(): w.penetration_row for w in Weapon.objects.filter(ruleset="dh")
+                 if full_row(w.penetration_row)}
+    main, row = body["penetration_weapon"].strip().lower(), body["penetration_row"]
+    found = []
+    for weapon in body["weapons"]:
+        name = weapon["name"]
+        lowered = name.lower().strip("() ")
+        if main and full_row(row) and (lowered.startswith(main) or main.startswith(lowered)):
+            found.append((name, row))
+        elif lowered in catalogue:
+            found.append((name, catalogue[lowered]))
+    return found
+
+
+def crew_lines(body):
+    crews = [w["crew"] for w in body["weapons"]]
+    men = body["crew_total"]
+    free = riflemen(men, crews)
+    needed = [c for c in crews if c is not None]
+    if "all" in needed:
+        return free, "The whole crew serves the weapons: nobody is free to fire rifles."
+    total = sum(c for c in needed if isinstance(c, int))
+    if men < total:
+        return 0, f"Undermanned: the weapons need {total} men and the crew has {men}, so nobody fires rifles."
+    return free, (f"{men} men, {total} on the weapons: {men - total} left over, halved and rounded down = "
+                  f"{free} free to fire rifles.")
+
+
+def preview_context(editor, data):
+    """The live card and its computed lines for the sheet as typed so far."""
+    body = editor.body
+    card_sheet = BunkerSheet(club=editor.sheet.club, **{k: body[k] for k in SHEET_KEYS})
+    ready = not [p for p, _ in validate_sheet(rules_dict(body)) if p.startswith("locations")]
+    guns = reference_guns()
+    chosen = (data or {}).get("reference") or (guns[0][0] if guns else "")
+    reference = next((g for g in guns if g[0] == chosen), guns[0] if guns else None)
+    targets = target_sheets()
+    chosen_target = (data or {}).get("target") or (targets[0][0] if targets else "")
+    target = next((t for t in targets if t[0] == chosen_target), targets[0] if targets else None)
+    free, crew_text = crew_lines(body)
+    context = {
+        "card_sheet": card_sheet, "card": sheet_card(card_sheet), "ready": ready, "riflemen": free,
+        "crew_text": crew_text, "guns": guns, "reference": reference, "targets": targets, "target": target,
+        "incomplete": validate_sheet(rules_dict(body)) if editor.valid else [],
+    }
+    if ready and reference is not None:
+        context["reference_odds"] = odds_cells(penetration_odds(rules_dict(body), reference[2]))
+    if target is not None:
+        target_dict = rules_dict(sheet_body(target[2]))
+        context["weapon_odds"] = [{"name": name, "cells": odds_cells(penetration_odds(target_dict, row))}
+                                  for name, row in weapon_rows_with_penetration(body)]
+    return context
+
+
+def differences(mine, theirs):
+    labels = {"name": "Name", "kind": "Bunker or Fort", "kind_note": "Note beside the kind", "dm": "DM",
+              "crew_total": "Total crew", "leaders": "NCO ranks", "locations": "Location table",
+              "weapons": "Weapons", "features": "Features", "penetration_weapon": "Main gun",
+              "penetration_row": "Penetration row", "note": "Note"}
+    return [label for key, label in labels.items() if mine.get(key) != theirs.get(key)]
+
+
+ROW_PREFIXES = {"leaders", "front", "side", "rear", "weapons"}
+
+
+def render_editor(request, sheet, editor, status=200, **extra):
+    context = {"sheet": sheet, "editor": editor, **preview_context(editor, request.POST if editor.bound else None),
+               **extra}
+    return render(request, "structures/sheet_edit.html", context, status=status)
+
+
+# ---------------------------------------------------------------------------------- editor views
+
+@login_required
+def sheet_edit(request, pk):
+    sheet = editable_sheet(request, pk)
+    if request.method != "POST":
+        editor = SheetEditor(sheet)
+        editor.check()
+        return render_editor(request, sheet, editor)
+
+    add = request.POST.get("add")
+    editor = SheetEditor(sheet, request.POST, extra_rows=add if add in ROW_PREFIXES else None)
+    editor.check()
+    if add:
+        return render_editor(request, sheet, editor)
+    if not editor.valid:
+        return render_editor(request, sheet, editor, status=400)
+    seen = editor.main.cleaned_data["version"]
+    with transaction.atomic():
+        saved = BunkerSheet.objects.filter(pk=sheet.pk, version=seen).update(
+            **editor.saved_fields(), version=F("version") + 1, updated_at=timezone.now()
+        )
+    if saved:
+        messages.success(request, f"Saved {editor.body['name']} (version {seen + 1}).")
+        return redirect("sheet_edit", pk=sheet.pk)
+
+    # Someone saved since this form was opened: show both, save nothing. The form now carries the
+    # new version, so saving again (having seen theirs) is a deliberate overwrite.
+    current = BunkerSheet.objects.select_related("club").get(pk=sheet.pk)
+    data = request.POST.copy()
+    data["version"] = str(current.version)
+    editor = SheetEditor(current, data)
+    editor.check()
+    theirs = sheet_body(current)
+    return render_editor(request, current, editor, status=409, conflict={
+        "seen": seen, "current": current.version, "card": sheet_card(current),
+        "differences": differences(editor.body, theirs),
+    })
+
+
+@login_required
+@require_POST
+def sheet_preview(request, pk):
+    sheet = editable_sheet(request, pk)
+    editor = SheetEditor(sheet, request.POST)
+    editor.check()
+    context = {"sheet": sheet, "editor": editor, **preview_context(editor, request.POST)}
+    return render(request, "structures/sheet_edit.html#preview-response", context)
+
+
+def clone_target(request):
+    clubs = list(permissions.design_clubs(request.user))
+    if not clubs:
+        raise PermissionDenied("Only organisers and designers can make sheets for their club.")
+    wanted = request.POST.get("club")
+    if wanted in (None, "") and len(clubs) == 1:
+        return clubs[0]
+    club = next((c for c in clubs if str(c.pk) == str(wanted)), None)
+    if club is None:
+        raise PermissionDenied("Choose one of the clubs you design for.")
+    return club
+
+
+def clone_into(source_fields, club):
+    fields = {k: v for k, v in source_fields.items() if k in SHEET_KEYS}
+    base = fields.pop("slug", "") or "new-bunker"
+    base = "new-bunker" if base == "blank" else base
+    fields["name"] = fields.get("name") or "New bunker"
+    fields["is_blank"] = False
+    return BunkerSheet.objects.create(club=club, slug=unique_slug(club, base), **fields)
+
+
+@login_required
+@require_POST
+def sheet_clone(request, pk):
+    source = permissions.get_or_404(permissions.sheets_for(request.user), pk=pk)
+    club = clone_target(request)
+    with transaction.atomic():
+        sheet = clone_into(sheet_body(source), club)
+    messages.success(request, f"{sheet.name} is now {club.name}'s own sheet: edit it here.")
+    return redirect("sheet_edit", pk=sheet.pk)
+
+
+@login_required
+@require_POST
+def sheet_new(request):
+    """A new club sheet from the blank card of the library (or of the seed, when the library has none)."""
+    club = clone_target(request)
+    blank = BunkerSheet.objects.filter(club__isnull=True, is_blank=True).order_by("pk").first()
+    fields = sheet_body(blank) if blank else {**tables.DH_BLANK_SHEET}
+    with transaction.atomic():
+        sheet = clone_into({**fields, "slug": "new-bunker", "name": ""}, club)
+    messages.success(request, "A new sheet from the blank card: fill it in, the card on the right follows.")
+    return redirect("sheet_edit", pk=sheet.pk)
+
+
+@login_required
+def sheet_export(request, pk):
+    sheet = permissions.get_or_404(permissions.sheets_for(request.user), pk=pk)
+    return json_download(dumps(export_sheet(sheet)), f"{sheet.slug}.redoubt-sheet.json")
+
+
+def json_download(text, filename):
+    response = HttpResponse(text, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+def sheet_print(request, pk):
+    sheet = permissions.get_or_404(permissions.sheets_for(request.user).select_related("club"), pk=pk)
+    return render(request, "structures/sheet_print.html", {
+        "sheets": print_cards([sheet]), "title": sheet.name or "blank sheet", "back": reverse("sheet", args=[sheet.pk]),
+    })
+
+
+def print_cards(sheets):
+    return [(sheet, sheet_card(sheet), f"sheet-{sheet.pk}" if len(sheets) > 1 else "sheet") for sheet in sheets]
+
+
+# ---------------------------------------------------------------------------------- import
+
+class ImportForm(forms.Form):
+    club = forms.TypedChoiceField(coerce=int)
+    file = forms.FileField(required=False, help_text=f"A .json file of at most {MAX_BYTES // 1000:,} kB")
+    text = forms.CharField(required=False, label="…or paste the JSON", widget=forms.Textarea(attrs={"rows": 8}))
+
+    def __init__(self, *args, clubs, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.clubs = {club.pk: club for club in clubs}
+        self.fields["club"].choices = [(club.pk, club.name) for club in clubs]
+        # The JSON parser reports a stray NUL with its line and column; the form need not refuse it first.
+        self.fields["text"].validators = []
+
+    def clean(self):
+        data = super().clean()
+        upload, text = data.get("file"), (data.get("text") or "")
+        if upload and text.strip():
+            raise forms.ValidationError("Upload a file or paste the text, not both.")
+        if not upload and not text.strip() and "file" not in self.errors:
+            raise forms.ValidationError("Choose a file or paste the JSON.")
+        return data
+
+    def chosen_club(self):
+        return self.clubs[self.cleaned_data["club"]]
+
+    def document(self):
+        """The parsed document; FormatErrors when it is too big (checked before reading) or not JSON."""
+        upload = self.cleaned_data.get("file")
+        if upload:
+            if upload.size > MAX_BYTES:
+                raise FormatErrors([("document", f"is {upload.size:,} bytes; files above {MAX_BYTES:,} bytes are refused")])
+            return parse_document(upload.read())
+        return parse_document(self.cleaned_data["text"])
+
+
+def run_import(request, template, importer, done, extra=None):
+    """The import page shared by sheets and scenarios: a bad file lists every error with its path."""
+    clubs = list(permissions.design_clubs(request.user).order_by("name"))
+    if not clubs:
+        raise PermissionDenied("Only organisers and designers import into their club.")
+    form = ImportForm(request.POST or None, request.FILES or None, clubs=clubs)
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            obj = importer(form.document(), club=form.chosen_club(), user=request.user)
+        except FormatErrors as exc:
+            errors = exc.errors
+        else:
+            return done(obj)
+    status = 400 if request.method == "POST" else 200
+    return render(request, template, {"form": form, "errors": errors, **(extra or {})}, status=status)
+
+
+@login_required
+def sheet_import(request):
+    def done(sheet):
+        messages.success(request, f"Imported {sheet.name or 'the sheet'} into {sheet.club.name} as “{sheet.slug}”.")
+        return redirect("sheet", pk=sheet.pk)
+
+    return run_import(request, "structures/sheet_import.html", import_sheet, done)
+
+
+# ---------------------------------------------------------------------------------- reference
+
+@login_required
+def reference(request):
+    """The armour classes of seed 000 and the structure templates with their damage points."""
+    walls = sorted(tables.MATERIAL_ARMOR_CLASS.items(), key=lambda kv: (kv[1], kv[0]))
+    roofs = sorted(tables.ROOF_ARMOR_CLASS.items(), key=lambda kv: (kv[1], kv[0]))
+    name = tables.MATERIAL_NAMES.get
+    return render(request, "structures/reference.html", {
+        "walls": [(name(k, k), ac, k in tables.FLAMMABLE_MATERIALS) for k, ac in walls],
+        "roofs": [(name(k, k), ac, k in tables.FLAMMABLE_MATERIALS) for k, ac in roofs],
+        "blueprints": [(b, name(b.wall, b.wall), name(b.roof, b.roof) if b.roof else "") for b in blueprints.BLUEPRINTS],
+    })

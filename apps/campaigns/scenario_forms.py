@@ -1,0 +1,410 @@
+"""Forms of the scenario builder: the scenario's settings, a structure with its floors, openings and
+connections, placing on the map, deployment zones, the two forces and starting a battle."""
+
+from decimal import Decimal
+
+from django import forms
+from django.db.models import Q
+from django.forms import formset_factory
+
+from apps.armies.models import Army, Side as ArmySide, Unit, UnitKind, Weapon
+from apps.battles.models import BattleStatus
+from apps.campaigns.models import Scenario
+from apps.structures import blueprints
+from apps.structures.formats import number
+from apps.structures.models import BunkerSheet, Material, OpeningKind, Side, Structure
+
+SHEET_KINDS = {"bunker", "fort", "pillbox", "strongpoint", "weapon_turret", "weapon_emplacement"}
+HALF = Decimal("0.5")
+
+
+def inches(label, **kw):
+    return forms.DecimalField(label=label, max_digits=6, decimal_places=2, min_value=0,
+                              widget=forms.NumberInput(attrs={"step": "0.5", "inputmode": "decimal"}), **kw)
+
+
+class ScenarioForm(forms.ModelForm):
+    """Name, table and the ruleset's options. `version` guards against two designers saving at once."""
+
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        model = Scenario
+        fields = ["name", "description", "table_width", "table_depth", "ruleset", "damage_variant",
+                  "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative", "weather"]
+        labels = {"table_width": "Table width (inches)", "table_depth": "Table depth (inches)",
+                  "damage_variant": "Damage points"}
+        help_texts = {"table_width": "", "table_depth": ""}
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args, club=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.club = club or (self.instance.club if self.instance.pk else None)
+        for name in ("table_width", "table_depth"):
+            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5"})
+        if self.instance.pk:
+            self.fields["version"].initial = self.instance.version
+            for name in ("table_width", "table_depth"):
+                self.initial[name] = number(getattr(self.instance, name))
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        others = Scenario.objects.filter(club=self.club, name=name).exclude(pk=self.instance.pk)
+        if self.club is not None and others.exists():
+            raise forms.ValidationError("Your club already has a scenario with this name.")
+        return name
+
+    def clean(self):
+        data = super().clean()
+        for name in ("table_width", "table_depth"):
+            if data.get(name) is not None and data[name] <= 0:
+                self.add_error(name, "Must be more than 0 inches")
+        if self.instance.pk:
+            width, depth = data.get("table_width"), data.get("table_depth")
+            too_wide = [s.name for s in self.instance.structures.all() if width is not None and s.x > width]
+            too_deep = [s.name for s in self.instance.structures.all() if depth is not None and s.y > depth]
+            if too_wide:
+                self.add_error("table_width", f"{', '.join(too_wide)} would be off the table: move them first")
+            if too_deep:
+                self.add_error("table_depth", f"{', '.join(too_deep)} would be off the table: move them first")
+        return data
+
+
+class NewScenarioForm(ScenarioForm):
+    club = forms.ModelChoiceField(queryset=None, empty_label=None)
+
+    class Meta(ScenarioForm.Meta):
+        fields = ["club", *ScenarioForm.Meta.fields]
+
+    def __init__(self, *args, clubs, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["club"].queryset = clubs
+        self.order_fields(["club"])
+
+    def clean_name(self):
+        self.club = self.cleaned_data.get("club")
+        return super().clean_name()
+
+
+class AddStructureForm(forms.Form):
+    blueprint = forms.ChoiceField(label="Template", choices=blueprints.CHOICES)
+    name = forms.CharField(max_length=120, required=False, help_text="Leave empty for the template's name")
+    sheet = forms.ModelChoiceField(queryset=None, required=False, label="Bunker sheet",
+                                   help_text="For a bunker or fort: its Disposable Heroes sheet")
+
+    def __init__(self, *args, scenario, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scenario = scenario
+        self.fields["sheet"].queryset = usable_sheets(scenario)
+
+    def clean(self):
+        data = super().clean()
+        blueprint = blueprints.BY_KEY.get(data.get("blueprint"))
+        if blueprint and blueprint.needs_sheet and not data.get("sheet"):
+            self.add_error("sheet", f"A {blueprint.label.split(' (')[0].lower()} needs its sheet")
+        if blueprint and not blueprint.needs_sheet and data.get("sheet") and blueprint.kind not in SHEET_KINDS:
+            self.add_error("sheet", f"A {blueprint.label.lower()} has no sheet: choose the bunker or fort template")
+        return data
+
+
+def usable_sheets(scenario):
+    """The library and the scenario's own club's sheets, never another club's."""
+    return BunkerSheet.objects.filter(Q(club__isnull=True, is_blank=False) | Q(club=scenario.club_id)).order_by(
+        "club_id", "name")
+
+
+class MoveForm(forms.Form):
+    """Where a structure or unit stands: typed on a phone, or posted by a drag on the map."""
+
+    x = inches("x (inches)")
+    y = inches("y (inches)")
+
+    def __init__(self, *args, scenario, snap=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scenario, self.snap = scenario, snap
+
+    def clean(self):
+        data = super().clean()
+        for name, limit in (("x", self.scenario.table_width), ("y", self.scenario.table_depth)):
+            value = data.get(name)
+            if value is None:
+                continue
+            if self.snap:  # a drag snaps to half inches
+                value = (value / HALF).quantize(Decimal(1)) * HALF
+                data[name] = value
+            if value > limit:
+                self.add_error(name, f"The table is {number(limit)}″ {'wide' if name == 'x' else 'deep'}: enter 0 to {number(limit)}")
+        return data
+
+
+class StructureForm(forms.ModelForm):
+    floor_count = forms.IntegerField(label="Floors", min_value=0, max_value=20,
+                                     help_text="Storeys from the ground floor up (0 for a foxhole with no floor)")
+    flat_roof = forms.BooleanField(label="Accessible flat roof on top", required=False)
+
+    class Meta:
+        model = Structure
+        fields = ["name", "kind", "wall_material", "roof_material", "flammable", "flimsy", "x", "y", "width",
+                  "depth", "rotation", "damage_max", "breach_needed", "sheet", "facing", "crew_side", "crew_men",
+                  "connections"]
+        labels = {"x": "x (from the left edge)", "y": "y (from the top edge)", "rotation": "Rotation (° clockwise)",
+                  "damage_max": "Damage points", "breach_needed": "Attacks to breach",
+                  "facing": "Sheet front faces (° clockwise, 0 = top edge)", "crew_men": "Crew (men)",
+                  "connections": "Connected sections"}
+        widgets = {"connections": forms.CheckboxSelectMultiple}
+
+    def __init__(self, *args, scenario, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scenario = scenario
+        self.fields["wall_material"].queryset = Material.objects.filter(surface="wall")
+        self.fields["roof_material"].queryset = Material.objects.filter(surface="roof")
+        self.fields["sheet"].queryset = usable_sheets(scenario)
+        self.fields["connections"].queryset = scenario.structures.exclude(pk=self.instance.pk).order_by("name")
+        self.fields["connections"].help_text = "Sections of one large building (Bolt Action: each at most 8″ × 8″)"
+        for name in ("x", "y", "width", "depth", "rotation", "facing"):
+            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5"})
+        for name in ("x", "y", "width", "depth", "rotation", "facing"):
+            if self.instance.pk:
+                self.initial[name] = number(getattr(self.instance, name))
+        if self.instance.pk:
+            floors = list(self.instance.floors.all())
+            self.fields["floor_count"].initial = len([f for f in floors if not f.is_roof])
+            self.fields["flat_roof"].initial = any(f.is_roof for f in floors)
+
+    def clean(self):
+        data = super().clean()
+        for name, limit in (("x", self.scenario.table_width), ("y", self.scenario.table_depth)):
+            if data.get(name) is not None and not 0 <= data[name] <= limit:
+                self.add_error(name, f"The table is {number(limit)}″: enter 0 to {number(limit)}")
+        for name in ("width", "depth"):
+            if data.get(name) is not None and data[name] <= 0:
+                self.add_error(name, "Must be more than 0")
+        for name in ("rotation", "facing"):
+            if data.get(name) is not None and not 0 <= data[name] < 360:
+                self.add_error(name, "Enter 0 to 359.9 degrees")
+        kind, sheet = data.get("kind"), data.get("sheet")
+        if sheet and kind not in SHEET_KINDS:
+            self.add_error("sheet", f"Only fortifications ({', '.join(sorted(SHEET_KINDS))}) have a sheet")
+        if data.get("crew_side") and not sheet:
+            self.add_error("crew_side", "Only a structure with a sheet has a crew")
+        if data.get("roof_material") is None and data.get("flat_roof"):
+            self.add_error("flat_roof", "A flat roof needs a roof material")
+        if self.instance.pk and data.get("floor_count") is not None:
+            levels = data["floor_count"] + (1 if data.get("flat_roof") else 0)
+            held = [(f.level, f.occupant.name) for f in self.instance.floors.select_related("occupant")
+                    if f.level >= levels and hasattr(f, "occupant")]
+            if held:
+                self.add_error("floor_count", "; ".join(f"floor {lvl} holds {name}: move it first" for lvl, name in held))
+        return data
+
+
+class OpeningForm(forms.Form):
+    level = forms.TypedChoiceField(label="Floor", coerce=int, required=False)
+    side = forms.ChoiceField(choices=[("", "—")] + Side.choices, required=False)
+    kind = forms.ChoiceField(choices=[("", "—")] + OpeningKind.choices, required=False)
+    count = forms.IntegerField(min_value=1, max_value=99, required=False,
+                               widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+    DELETE = forms.BooleanField(label="Remove", required=False)
+
+    def __init__(self, *args, levels=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["level"].choices = [("", "—")] + [(lvl, label) for lvl, label in levels]
+
+    def clean(self):
+        data = super().clean()
+        filled = [data.get(k) not in (None, "") for k in ("level", "side", "kind")]
+        if any(filled) and not data.get("DELETE"):
+            for name, present in zip(("level", "side", "kind"), filled):
+                if not present and name not in self.errors:
+                    self.add_error(name, "Choose one")
+            if data.get("count") is None and "count" not in self.errors:
+                data["count"] = 1
+            if data.get("kind") == OpeningKind.MADE_OPENING and (data.get("count") or 1) != 1:
+                self.add_error("count", "A made opening is a single gap")
+        return data
+
+
+class BaseOpeningFormSet(forms.BaseFormSet):
+    def __init__(self, *args, levels=(), **kwargs):
+        self.levels = levels
+        super().__init__(*args, **kwargs)
+
+    def get_form_kwargs(self, index):
+        return {"levels": self.levels}
+
+    def clean(self):
+        seen = set()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", {}) or {}
+            if data.get("DELETE") or data.get("level") in (None, ""):
+                continue
+            key = (data["level"], data.get("side"), data.get("kind"))
+            if key in seen:
+                form.add_error("kind", "This floor already lists that kind of opening on that side: add up the counts")
+            seen.add(key)
+
+
+OpeningFormSet = formset_factory(OpeningForm, formset=BaseOpeningFormSet, extra=2, max_num=80, absolute_max=100)
+
+
+class ZoneForm(forms.Form):
+    side = forms.ChoiceField(choices=[("", "—")] + ArmySide.choices, required=False)
+    x = inches("x", required=False)
+    y = inches("y", required=False)
+    width = inches("Width", required=False)
+    depth = inches("Depth", required=False)
+    DELETE = forms.BooleanField(label="Remove", required=False)
+
+    def __init__(self, *args, scenario=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scenario = scenario
+
+    def clean(self):
+        data = super().clean()
+        keys = ("side", "x", "y", "width", "depth")
+        if data.get("DELETE") or all(data.get(k) in (None, "") for k in keys):
+            return data
+        for name in keys:
+            if data.get(name) in (None, "") and name not in self.errors:
+                self.add_error(name, "Required")
+        for name in ("width", "depth"):
+            if data.get(name) is not None and data[name] <= 0:
+                self.add_error(name, "Must be more than 0")
+        s = self.scenario
+        if data.get("x") is not None and data.get("width") and data["x"] + data["width"] > s.table_width:
+            self.add_error("width", f"Runs off the {number(s.table_width)}″ table")
+        if data.get("y") is not None and data.get("depth") and data["y"] + data["depth"] > s.table_depth:
+            self.add_error("depth", f"Runs off the {number(s.table_depth)}″ table")
+        return data
+
+
+class BaseZoneFormSet(forms.BaseFormSet):
+    def __init__(self, *args, scenario=None, **kwargs):
+        self.scenario = scenario
+        super().__init__(*args, **kwargs)
+
+    def get_form_kwargs(self, index):
+        return {"scenario": self.scenario}
+
+
+ZoneFormSet = formset_factory(ZoneForm, formset=BaseZoneFormSet, extra=1, max_num=20, absolute_max=30)
+
+
+class ArmyForm(forms.ModelForm):
+    class Meta:
+        model = Army
+        fields = ["side", "name", "owner"]
+        labels = {"owner": "Commanded by"}
+        help_texts = {"owner": "The player who acts for this side in battles started from the scenario"}
+
+    def __init__(self, *args, scenario, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scenario = scenario
+        taken = set(scenario.armies.exclude(pk=self.instance.pk).values_list("side", flat=True))
+        self.fields["side"].choices = [c for c in ArmySide.choices if c[0] not in taken]
+        members = self.fields["owner"].queryset.filter(memberships__club=scenario.club_id).order_by("username")
+        self.fields["owner"].queryset = members
+        self.fields["owner"].empty_label = "Nobody yet (organisers act for it)"
+
+
+class UnitForm(forms.ModelForm):
+    place = forms.ChoiceField(label="Where", required=False,
+                              help_text="On a floor of a structure, at a point on the table, or not placed yet")
+    x = inches("x (from the left edge)", required=False)
+    y = inches("y (from the top edge)", required=False)
+
+    class Meta:
+        model = Unit
+        fields = ["name", "kind", "tank_class", "experience", "models_start", "fireteam"]
+        labels = {"models_start": "Models"}
+
+    def __init__(self, *args, scenario, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scenario = scenario
+        floors = []
+        for structure in scenario.structures.prefetch_related("floors").order_by("name"):
+            for floor in structure.floors.all():
+                floors.append((f"floor:{floor.pk}", f"{structure.name} — {floor.label}"))
+        self.fields["place"].choices = [("", "Not placed"), ("point", "A point on the table (x, y)"), *floors]
+        self.floor_ids = {key: int(key.split(":")[1]) for key, _ in floors}
+        self.fields["models_start"].min_value = 1
+        if self.instance.pk:
+            if self.instance.floor_id:
+                self.fields["place"].initial = f"floor:{self.instance.floor_id}"
+            elif self.instance.x is not None:
+                self.fields["place"].initial = "point"
+            self.fields["x"].initial, self.fields["y"].initial = number(self.instance.x), number(self.instance.y)
+
+    def clean(self):
+        data = super().clean()
+        place = data.get("place") or ""
+        if data.get("tank_class") and data.get("kind") != UnitKind.VEHICLE:
+            self.add_error("tank_class", "Only vehicles have a tank class")
+        if place == "point":
+            for name, limit in (("x", self.scenario.table_width), ("y", self.scenario.table_depth)):
+                if data.get(name) is None:
+                    self.add_error(name, "Enter where it stands")
+                elif data[name] > limit:
+                    self.add_error(name, f"The table is {number(limit)}″: enter 0 to {number(limit)}")
+        elif place.startswith("floor:"):
+            floor_id = self.floor_ids.get(place)
+            holder = Unit.objects.filter(floor_id=floor_id).exclude(pk=self.instance.pk).first()
+            if holder is not None:
+                self.add_error("place", f"{holder.name} is already on that floor (one unit per floor)")
+        return data
+
+    def save(self, commit=True):
+        unit = super().save(commit=False)
+        place = self.cleaned_data.get("place") or ""
+        unit.floor_id, unit.x, unit.y = None, None, None
+        if place == "point":
+            unit.x, unit.y = self.cleaned_data["x"], self.cleaned_data["y"]
+        elif place.startswith("floor:"):
+            unit.floor_id = self.floor_ids[place]
+        if not unit.pk:
+            unit.models_left = unit.models_start
+        else:
+            unit.models_left = min(unit.models_left, unit.models_start) if unit.models_left else unit.models_start
+        if commit:
+            unit.save()
+        return unit
+
+
+class UnitWeaponForm(forms.Form):
+    weapon = forms.ModelChoiceField(queryset=None, required=False)
+    count = forms.IntegerField(min_value=1, max_value=999, required=False,
+                               widget=forms.NumberInput(attrs={"inputmode": "numeric"}))
+    DELETE = forms.BooleanField(label="Remove", required=False)
+
+    def __init__(self, *args, ruleset=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["weapon"].queryset = Weapon.objects.filter(ruleset=ruleset).order_by("name")
+
+
+class BaseUnitWeaponFormSet(forms.BaseFormSet):
+    def __init__(self, *args, ruleset=None, **kwargs):
+        self.ruleset = ruleset
+        super().__init__(*args, **kwargs)
+
+    def get_form_kwargs(self, index):
+        return {"ruleset": self.ruleset}
+
+    def clean(self):
+        seen = set()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", {}) or {}
+            if data.get("DELETE") or not data.get("weapon"):
+                continue
+            if data["weapon"].pk in seen:
+                form.add_error("weapon", "Listed twice: add up the count instead")
+            seen.add(data["weapon"].pk)
+
+
+UnitWeaponFormSet = formset_factory(UnitWeaponForm, formset=BaseUnitWeaponFormSet, extra=2, max_num=30, absolute_max=40)
+
+
+class StartBattleForm(forms.Form):
+    name = forms.CharField(max_length=120)
+    status = forms.ChoiceField(choices=[(BattleStatus.SETUP, "Setting up (players still deploying)"),
+                                        (BattleStatus.IN_PROGRESS, "In progress (turn 1 starts now)")],
+                               initial=BattleStatus.SETUP)

@@ -1,0 +1,550 @@
+"""The scenario builder: a scenario's settings, its ground on an SVG map (drag, or type coordinates
+on a phone), structures with floors, openings and connected sections, deployment zones, the two
+forces, JSON import/export, printing its sheets, and starting a battle from it.
+
+Every club member may look at a scenario; its organisers and designers change it; only organisers
+start a battle. Other clubs' scenarios are not found.
+"""
+
+from decimal import Decimal
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F, Prefetch
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from apps.armies.models import Unit, UnitWeapon
+from apps.battles.log import append_entry
+from apps.battles.models import Battle, BattleStatus
+from apps.campaigns import permissions
+from apps.campaigns.copying import copy_battlefield
+from apps.campaigns.formats import export_scenario, import_scenario
+from apps.campaigns.models import Scenario
+from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
+                                           ScenarioForm, StartBattleForm, StructureForm, UnitForm, UnitWeaponFormSet,
+                                           ZoneFormSet)
+from apps.structures import blueprints
+from apps.structures.formats import dumps, number
+from apps.structures.models import Floor, Material, Opening, Structure
+from apps.structures.views import json_download, print_cards, run_import
+
+RULES_FIELDS = ["ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
+                "weather", "options"]
+BA_SECTION_MAX = Decimal(8)  # Bolt Action: large buildings are sections of at most 8" x 8"
+
+
+# ---------------------------------------------------------------------------------- access
+
+def visible_scenario(request, pk):
+    return permissions.get_or_404(permissions.scenarios_for(request.user).select_related("club", "author"), pk=pk)
+
+
+def editable_scenario(request, pk):
+    scenario = visible_scenario(request, pk)
+    if not permissions.can_edit_scenario(request.user, scenario):
+        raise PermissionDenied("Only the club's organisers and designers change its scenarios.")
+    return scenario
+
+
+def scenario_structure(scenario, sid):
+    return permissions.get_or_404(scenario.structures.select_related("wall_material", "roof_material", "sheet"), pk=sid)
+
+
+def scenario_unit(scenario, uid):
+    return permissions.get_or_404(Unit.objects.filter(army__scenario=scenario).select_related("army"), pk=uid)
+
+
+def back_to(scenario, anchor=""):
+    return redirect(reverse("scenario", args=[scenario.pk]) + (f"#{anchor}" if anchor else ""))
+
+
+# ---------------------------------------------------------------------------------- list, new
+
+@login_required
+def scenario_list(request):
+    scenarios = permissions.scenarios_for(request.user).select_related("club", "author").order_by("club__name", "name")
+    return render(request, "scenarios/list.html", {
+        "scenarios": scenarios, "design_clubs": list(permissions.design_clubs(request.user).order_by("name")),
+    })
+
+
+@login_required
+def scenario_new(request):
+    clubs = permissions.design_clubs(request.user).order_by("name")
+    if not clubs.exists():
+        raise PermissionDenied("Only organisers and designers create scenarios.")
+    form = NewScenarioForm(request.POST or None, clubs=clubs)
+    if request.method == "POST" and form.is_valid():
+        scenario = form.save(commit=False)
+        scenario.club = form.cleaned_data["club"]
+        scenario.author = request.user
+        scenario.deployment_zones = default_zones(scenario)
+        scenario.save()
+        messages.success(request, f"Scenario {scenario.name} created: add its structures and forces.")
+        return back_to(scenario)
+    return render(request, "scenarios/new.html", {"form": form}, status=400 if request.method == "POST" else 200)
+
+
+def default_zones(scenario):
+    """A 12" strip along the top (side A) and bottom (side B) edges, or a quarter of a small table."""
+    w, d = Decimal(scenario.table_width), Decimal(scenario.table_depth)
+    strip = min(Decimal(12), d / 4)
+    return [{"side": "A", "x": 0, "y": 0, "width": number(w), "depth": number(strip)},
+            {"side": "B", "x": 0, "y": number(d - strip), "width": number(w), "depth": number(strip)}]
+
+
+# ---------------------------------------------------------------------------------- the builder page
+
+def map_pieces(scenario, structures, armies):
+    """Floats for the SVG: the map draws in inches, one user unit per inch."""
+    pieces = []
+    for s in structures:
+        w, d = float(s.width), float(s.depth)
+        pieces.append({
+            "structure": s, "x": float(s.x), "y": float(s.y), "w": w, "d": d, "hw": -w / 2, "hd": -d / 2,
+            "rotation": float(s.rotation), "facing": float(s.facing), "arrow": d / 2 + 1.2, "tip": d / 2 + 2.2,
+            "label_y": max(w, d) / 2 + 1.1,
+        })
+    units = []
+    for army in armies:
+        for unit in army.units.all():
+            if unit.x is not None:
+                units.append({"unit": unit, "side": army.side, "x": float(unit.x), "y": float(unit.y),
+                              "initials": "".join(part[0] for part in unit.name.split()[:2]).upper()})
+    zones = []
+    for zone in scenario.deployment_zones or []:
+        try:
+            zones.append({"side": zone["side"], **{k: float(zone[k]) for k in ("x", "y", "width", "depth")}})
+        except (KeyError, TypeError, ValueError):
+            continue
+    w, d = float(scenario.table_width), float(scenario.table_depth)
+    return {"pieces": pieces, "units_on_table": units, "zones": zones, "table": {
+        "w": w, "d": d, "view": f"-2 -2 {w + 4:g} {d + 4:g}",
+        "grid_x": [x for x in range(6, int(w), 6)], "grid_y": [y for y in range(6, int(d), 6)]}}
+
+
+def builder_context(request, scenario, **overrides):
+    user = request.user
+    can_edit = permissions.can_edit_scenario(user, scenario)
+    structures = list(
+        scenario.structures.select_related("wall_material", "roof_material", "sheet")
+        .prefetch_related(Prefetch("floors", queryset=Floor.objects.select_related("occupant")), "connections")
+        .order_by("name", "pk")
+    )
+    armies = list(scenario.armies.select_related("owner").prefetch_related(
+        Prefetch("units", queryset=Unit.objects.select_related("floor__structure").prefetch_related("unit_weapons__weapon"))
+    ).order_by("side"))
+    for army in armies:
+        for unit in army.units.all():
+            unit.foreign_weapons = [uw.weapon.name for uw in unit.unit_weapons.all()
+                                    if uw.weapon.ruleset != scenario.ruleset]
+    for s in structures:
+        s.move_form = overrides.get("move_forms", {}).get(s.pk) or MoveForm(
+            scenario=scenario, prefix=f"s{s.pk}", initial={"x": number(s.x), "y": number(s.y)})
+        s.oversized = (scenario.ruleset == "ba" and s.kind == "building"
+                       and (s.width > BA_SECTION_MAX or s.depth > BA_SECTION_MAX))
+        s.floor_count = len(s.floors.all())
+    sides = {a.side for a in armies}
+    zones = overrides.get("zone_formset") or ZoneFormSet(prefix="zones", scenario=scenario, initial=[
+        {k: z.get(k) for k in ("side", "x", "y", "width", "depth")} for z in scenario.deployment_zones or []
+        if isinstance(z, dict)])
+    context = {
+        "scenario": scenario, "can_edit": can_edit, "can_start": permissions.is_organiser(user, scenario.club_id),
+        "structures": structures, "armies": armies,
+        "settings_form": overrides.get("settings_form") or ScenarioForm(instance=scenario),
+        "add_form": overrides.get("add_form") or AddStructureForm(scenario=scenario),
+        "zone_formset": zones,
+        "army_forms": overrides.get("army_forms") or [
+            ArmyForm(instance=a, scenario=scenario, prefix=f"army{a.pk}") for a in armies],
+        "new_army_form": (overrides.get("new_army_form") or ArmyForm(scenario=scenario, prefix="newarmy"))
+        if len(sides) < 2 else None,
+        "start_form": overrides.get("start_form") or StartBattleForm(initial={
+            "name": f"{scenario.name} — {timezone.localdate():%d %b %Y}"}),
+        "sheets_used": sorted({s.sheet for s in structures if s.sheet_id}, key=lambda sh: sh.name),
+        "blueprints": blueprints.BLUEPRINTS,
+        **map_pieces(scenario, structures, armies),
+    }
+    return context
+
+
+@login_required
+def scenario_detail(request, pk):
+    scenario = visible_scenario(request, pk)
+    return render(request, "scenarios/builder.html", builder_context(request, scenario))
+
+
+def builder_with_errors(request, scenario, **overrides):
+    messages.error(request, "Nothing was changed: fix what is marked below.")
+    return render(request, "scenarios/builder.html", builder_context(request, scenario, **overrides), status=400)
+
+
+@login_required
+@require_POST
+def scenario_settings(request, pk):
+    scenario = editable_scenario(request, pk)
+    form = ScenarioForm(request.POST, instance=scenario)
+    if not form.is_valid():
+        return builder_with_errors(request, scenario, settings_form=form)
+    seen = form.cleaned_data.get("version")
+    fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
+    with transaction.atomic():
+        query = Scenario.objects.filter(pk=scenario.pk)
+        if seen is not None:
+            query = query.filter(version=seen)
+        saved = query.update(**fields, version=F("version") + 1, updated_at=timezone.now())
+    if not saved:
+        current = Scenario.objects.get(pk=scenario.pk)
+        messages.error(request, f"Someone else changed this scenario's settings meanwhile (now version "
+                                f"{current.version}); yours were not saved. Their settings are shown: "
+                                "change them again if needed.")
+        return back_to(scenario, "settings")
+    messages.success(request, "Settings saved.")
+    return back_to(scenario, "settings")
+
+
+# ---------------------------------------------------------------------------------- structures
+
+def free_name(scenario, name):
+    taken = set(scenario.structures.values_list("name", flat=True))
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name} {n}" in taken:
+        n += 1
+    return f"{name} {n}"
+
+
+def free_spot(scenario, width, depth):
+    """The first point near the table's centre where the new footprint overlaps nothing."""
+    tw, td = Decimal(scenario.table_width), Decimal(scenario.table_depth)
+    boxes = [(s.x - s.width / 2, s.y - s.depth / 2, s.x + s.width / 2, s.y + s.depth / 2)
+             for s in scenario.structures.all()]
+    cx, cy = (tw / 2).quantize(Decimal("0.5")), (td / 2).quantize(Decimal("0.5"))
+    step = max(Decimal(width), Decimal(depth)) + 1
+    for ring in range(0, 8):
+        for dx in range(-ring, ring + 1):
+            for dy in range(-ring, ring + 1):
+                if max(abs(dx), abs(dy)) != ring:
+                    continue
+                x, y = cx + dx * step, cy + dy * step
+                box = (x - width / 2, y - depth / 2, x + width / 2, y + depth / 2)
+                if box[0] < 0 or box[1] < 0 or box[2] > tw or box[3] > td:
+                    continue
+                if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
+                    return x, y
+    return cx, cy
+
+
+def build_floors(structure, floors):
+    for level, spec in enumerate(floors):
+        floor = Floor.objects.create(structure=structure, level=level, is_roof=spec == "roof")
+        if spec != "roof":
+            Opening.objects.bulk_create([Opening(floor=floor, side=side, kind=kind, count=count)
+                                         for side, kinds in spec.items() for kind, count in kinds.items()])
+
+
+@login_required
+@require_POST
+def structure_add(request, pk):
+    scenario = editable_scenario(request, pk)
+    form = AddStructureForm(request.POST, scenario=scenario)
+    if not form.is_valid():
+        return builder_with_errors(request, scenario, add_form=form)
+    blueprint = blueprints.BY_KEY[form.cleaned_data["blueprint"]]
+    sheet = form.cleaned_data.get("sheet")
+    wall = Material.objects.filter(surface="wall", slug=blueprint.wall).first()
+    roof = Material.objects.filter(surface="roof", slug=blueprint.roof).first() if blueprint.roof else None
+    if wall is None or (blueprint.roof and roof is None):
+        form.add_error("blueprint", "The materials of this template are not loaded: run `manage.py demo` once.")
+        return builder_with_errors(request, scenario, add_form=form)
+    width, depth = Decimal(str(blueprint.width)), Decimal(str(blueprint.depth))
+    x, y = free_spot(scenario, width, depth)
+    kind = sheet.kind if sheet and blueprint.kind in ("bunker", "fort") else blueprint.kind
+    name = form.cleaned_data["name"].strip() or (sheet.name if sheet else blueprint.label)
+    with transaction.atomic():
+        structure = Structure.objects.create(
+            scenario=scenario, name=free_name(scenario, name), kind=kind, wall_material=wall, roof_material=roof,
+            flammable=wall.flammable or bool(roof and roof.flammable), flimsy=blueprint.flimsy,
+            x=x, y=y, width=width, depth=depth, damage_max=blueprint.points(scenario.damage_variant),
+            breach_needed=blueprint.breach_needed, sheet=sheet, crew_men=sheet.crew_total if sheet else 0,
+        )
+        build_floors(structure, blueprint.floors)
+    messages.success(request, f"Added {structure.name} at ({number(x)}″, {number(y)}″): drag it on the map or "
+                              "type where it stands.")
+    return back_to(scenario, f"structure-{structure.pk}")
+
+
+@login_required
+@require_POST
+def structure_move(request, pk, sid):
+    """Place a structure: the map posts x/y after a drag (snapped to 0.5″); a phone posts the typed
+    coordinates of the structure's row."""
+    scenario = editable_scenario(request, pk)
+    structure = scenario_structure(scenario, sid)
+    drag = bool(request.htmx)
+    form = MoveForm(request.POST, scenario=scenario, snap=drag, prefix=None if drag else f"s{structure.pk}")
+    if not form.is_valid():
+        if drag:
+            return render(request, "scenarios/builder.html#map", builder_context(request, scenario), status=400)
+        return builder_with_errors(request, scenario, move_forms={structure.pk: form})
+    Structure.objects.filter(pk=structure.pk).update(x=form.cleaned_data["x"], y=form.cleaned_data["y"])
+    if drag:
+        context = builder_context(request, scenario)
+        context["moved"] = next(s for s in context["structures"] if s.pk == structure.pk)
+        return render(request, "scenarios/builder.html#moved", context)
+    messages.success(request, f"{structure.name} now stands at ({number(form.cleaned_data['x'])}″, "
+                              f"{number(form.cleaned_data['y'])}″).")
+    return back_to(scenario, f"structure-{structure.pk}")
+
+
+def floor_levels(structure, count, roof):
+    levels = [(lvl, "ground floor" if lvl == 0 else f"floor {lvl}") for lvl in range(count)]
+    if roof:
+        levels.append((count, "flat roof"))
+    return levels
+
+
+@login_required
+def structure_edit(request, pk, sid):
+    scenario = editable_scenario(request, pk)
+    structure = scenario_structure(scenario, sid)
+    floors = list(structure.floors.prefetch_related("openings"))
+    count = len([f for f in floors if not f.is_roof])
+    roof = any(f.is_roof for f in floors)
+    max_levels = floor_levels(structure, 21, False)
+    initial = [{"level": f.level, "side": o.side, "kind": o.kind, "count": o.count}
+               for f in floors for o in sorted(f.openings.all(), key=lambda o: o.pk)]
+    if request.method != "POST":
+        form = StructureForm(instance=structure, scenario=scenario)
+        openings = OpeningFormSet(prefix="openings", initial=initial, levels=floor_levels(structure, count, roof))
+        return render(request, "scenarios/structure.html", {"scenario": scenario, "structure": structure,
+                                                            "form": form, "openings": openings})
+    form = StructureForm(request.POST, instance=structure, scenario=scenario)
+    openings = OpeningFormSet(request.POST, prefix="openings", initial=initial, levels=max_levels)
+    if form.is_valid():
+        levels = form.cleaned_data["floor_count"] + (1 if form.cleaned_data.get("flat_roof") else 0)
+        openings.levels = floor_levels(structure, form.cleaned_data["floor_count"], form.cleaned_data.get("flat_roof"))
+        for f in openings.forms:
+            f.fields["level"].choices = [("", "—")] + openings.levels
+    if not (form.is_valid() and openings.is_valid()):
+        return render(request, "scenarios/structure.html", {
+            "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
+    roof_level = form.cleaned_data["floor_count"] if form.cleaned_data.get("flat_roof") else None
+    wanted = [o.cleaned_data for o in openings.forms
+              if o.cleaned_data and not o.cleaned_data.get("DELETE") and o.cleaned_data.get("level") not in (None, "")]
+    bad = [o for o in wanted if o["level"] == roof_level]
+    if bad:
+        form.add_error("flat_roof", "A flat roof has no windows or doors: move those openings to a floor")
+        return render(request, "scenarios/structure.html", {
+            "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
+    with transaction.atomic():
+        structure = form.save()
+        existing = {f.level: f for f in structure.floors.all()}
+        for level, floor in existing.items():
+            if level >= levels:
+                floor.delete()
+        for level in range(levels):
+            floor = existing.get(level) or Floor(structure=structure, level=level)
+            floor.is_roof = level == roof_level
+            floor.save()
+            existing[level] = floor
+        Opening.objects.filter(floor__structure=structure).delete()
+        Opening.objects.bulk_create([Opening(floor=existing[o["level"]], side=o["side"], kind=o["kind"],
+                                             count=o.get("count") or 1) for o in wanted])
+    messages.success(request, f"Saved {structure.name}.")
+    return back_to(scenario, f"structure-{structure.pk}")
+
+
+@login_required
+@require_POST
+def structure_section(request, pk, sid):
+    """A connected section next to this one (Bolt Action builds large buildings from sections)."""
+    scenario = editable_scenario(request, pk)
+    source = scenario_structure(scenario, sid)
+    x = source.x + source.width
+    if x + source.width / 2 > scenario.table_width:
+        x = max(source.width / 2, source.x - source.width)
+    with transaction.atomic():
+        section = Structure.objects.create(
+            scenario=scenario, name=free_name(scenario, f"{source.name} (section)"), kind=source.kind,
+            wall_material=source.wall_material, roof_material=source.roof_material, flammable=source.flammable,
+            flimsy=source.flimsy, x=x, y=source.y, width=source.width, depth=source.depth, rotation=source.rotation,
+            damage_max=source.damage_max, breach_needed=source.breach_needed,
+        )
+        for floor in source.floors.prefetch_related("openings"):
+            copy = Floor.objects.create(structure=section, level=floor.level, is_roof=floor.is_roof)
+            Opening.objects.bulk_create([Opening(floor=copy, side=o.side, kind=o.kind, count=o.count)
+                                         for o in floor.openings.all()])
+        section.connections.add(source)
+    messages.success(request, f"Added {section.name}, connected to {source.name}.")
+    return back_to(scenario, f"structure-{section.pk}")
+
+
+@login_required
+@require_POST
+def structure_delete(request, pk, sid):
+    scenario = editable_scenario(request, pk)
+    structure = scenario_structure(scenario, sid)
+    structure.delete()  # units on its floors stay in the force, not placed (floor SET_NULL)
+    messages.success(request, f"Removed {structure.name}.")
+    return back_to(scenario, "ground")
+
+
+# ---------------------------------------------------------------------------------- zones and forces
+
+@login_required
+@require_POST
+def scenario_zones(request, pk):
+    scenario = editable_scenario(request, pk)
+    formset = ZoneFormSet(request.POST, prefix="zones", scenario=scenario)
+    if not formset.is_valid():
+        return builder_with_errors(request, scenario, zone_formset=formset)
+    zones = [{"side": d["side"], **{k: number(d[k]) for k in ("x", "y", "width", "depth")}}
+             for d in (f.cleaned_data for f in formset.forms)
+             if d and not d.get("DELETE") and d.get("side")]
+    Scenario.objects.filter(pk=scenario.pk).update(deployment_zones=zones, updated_at=timezone.now())
+    messages.success(request, "Deployment zones saved.")
+    return back_to(scenario, "zones")
+
+
+@login_required
+@require_POST
+def army_save(request, pk, army_id=None):
+    scenario = editable_scenario(request, pk)
+    army = permissions.get_or_404(scenario.armies, pk=army_id) if army_id else None
+    prefix = f"army{army.pk}" if army else "newarmy"
+    form = ArmyForm(request.POST, instance=army, scenario=scenario, prefix=prefix)
+    if not form.is_valid():
+        if army:
+            forms_ = [form if a.pk == army.pk else ArmyForm(instance=a, scenario=scenario, prefix=f"army{a.pk}")
+                      for a in scenario.armies.order_by("side")]
+            return builder_with_errors(request, scenario, army_forms=forms_)
+        return builder_with_errors(request, scenario, new_army_form=form)
+    army = form.save(commit=False)
+    army.scenario = scenario
+    army.save()
+    messages.success(request, f"Saved {army.name}.")
+    return back_to(scenario, f"army-{army.pk}")
+
+
+def unit_page(request, scenario, form, weapons, unit=None, army=None, status=200):
+    return render(request, "scenarios/unit.html", {"scenario": scenario, "form": form, "weapons": weapons,
+                                                   "unit": unit, "army": army or unit.army}, status=status)
+
+
+def save_unit(request, scenario, army, unit=None):
+    initial = [{"weapon": uw.weapon, "count": uw.count} for uw in unit.unit_weapons.select_related("weapon")] if unit else []
+    if request.method != "POST":
+        form = UnitForm(instance=unit, scenario=scenario)
+        weapons = UnitWeaponFormSet(prefix="weapons", initial=initial, ruleset=scenario.ruleset)
+        return unit_page(request, scenario, form, weapons, unit, army)
+    form = UnitForm(request.POST, instance=unit, scenario=scenario)
+    weapons = UnitWeaponFormSet(request.POST, prefix="weapons", initial=initial, ruleset=scenario.ruleset)
+    if not (form.is_valid() and weapons.is_valid()):
+        return unit_page(request, scenario, form, weapons, unit, army, status=400)
+    with transaction.atomic():
+        unit = form.save(commit=False)
+        unit.army = army
+        unit.save()
+        unit.unit_weapons.all().delete()
+        UnitWeapon.objects.bulk_create([
+            UnitWeapon(unit=unit, weapon=d["weapon"], count=d.get("count") or 1)
+            for d in (f.cleaned_data for f in weapons.forms) if d and d.get("weapon") and not d.get("DELETE")
+        ])
+    messages.success(request, f"Saved {unit.name}.")
+    return back_to(scenario, f"army-{army.pk}")
+
+
+@login_required
+def unit_new(request, pk, army_id):
+    scenario = editable_scenario(request, pk)
+    army = permissions.get_or_404(scenario.armies, pk=army_id)
+    return save_unit(request, scenario, army)
+
+
+@login_required
+def unit_edit(request, pk, uid):
+    scenario = editable_scenario(request, pk)
+    unit = scenario_unit(scenario, uid)
+    return save_unit(request, scenario, unit.army, unit)
+
+
+@login_required
+@require_POST
+def unit_move(request, pk, uid):
+    """A unit standing at a point, dragged on the map."""
+    scenario = editable_scenario(request, pk)
+    unit = scenario_unit(scenario, uid)
+    form = MoveForm(request.POST, scenario=scenario, snap=True)
+    if not form.is_valid() or unit.floor_id:
+        return render(request, "scenarios/builder.html#map", builder_context(request, scenario), status=400)
+    Unit.objects.filter(pk=unit.pk).update(x=form.cleaned_data["x"], y=form.cleaned_data["y"])
+    return render(request, "scenarios/builder.html#map", builder_context(request, scenario))
+
+
+@login_required
+@require_POST
+def unit_delete(request, pk, uid):
+    scenario = editable_scenario(request, pk)
+    unit = scenario_unit(scenario, uid)
+    unit.delete()
+    messages.success(request, f"Removed {unit.name}.")
+    return back_to(scenario, f"army-{unit.army_id}")
+
+
+# ---------------------------------------------------------------------------------- battle, files, print
+
+@login_required
+@require_POST
+def scenario_start(request, pk):
+    """Organisers start a battle: it gets its own copy of the ground and forces; the scenario is
+    untouched and can start any number of battles."""
+    scenario = visible_scenario(request, pk)
+    if not permissions.is_organiser(request.user, scenario.club_id):
+        raise PermissionDenied("Only the club's organisers start battles.")
+    form = StartBattleForm(request.POST)
+    if not form.is_valid():
+        return builder_with_errors(request, scenario, start_form=form)
+    with transaction.atomic():
+        battle = Battle.objects.create(
+            club=scenario.club, scenario=scenario, name=form.cleaned_data["name"], status=form.cleaned_data["status"],
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
+            **{name: getattr(scenario, name) for name in RULES_FIELDS},
+        )
+        copy_battlefield(scenario, battle=battle)
+        status = "in progress" if battle.status == BattleStatus.IN_PROGRESS else "being set up"
+        append_entry(battle, action="setup", actor=request.user, turn=1,
+                     summary=f"Battle started from the scenario {scenario.name}; it is {status}.")
+    messages.success(request, f"{battle.name} has its own copy of the ground and both forces.")
+    return redirect("battle", pk=battle.pk)
+
+
+@login_required
+def scenario_export(request, pk):
+    scenario = visible_scenario(request, pk)
+    return json_download(dumps(export_scenario(scenario)), f"scenario-{scenario.pk}.redoubt-scenario.json")
+
+
+@login_required
+def scenario_import(request):
+    def done(scenario):
+        messages.success(request, f"Imported the scenario {scenario.name} into {scenario.club.name}.")
+        return back_to(scenario)
+
+    return run_import(request, "scenarios/import.html", import_scenario, done, extra={"action": request.path})
+
+
+@login_required
+def scenario_print(request, pk):
+    scenario = visible_scenario(request, pk)
+    sheets = sorted({s.sheet for s in scenario.structures.select_related("sheet__club") if s.sheet_id},
+                    key=lambda sheet: sheet.name)
+    return render(request, "structures/sheet_print.html", {
+        "sheets": print_cards(sheets), "title": f"sheets of {scenario.name}",
+        "back": reverse("scenario", args=[scenario.pk]),
+    })

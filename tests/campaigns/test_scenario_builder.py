@@ -1,0 +1,500 @@
+"""The scenario builder through the test client: create a scenario, add structures from templates,
+place them by typed coordinates or by the map's drag endpoint, floors, openings, sections and
+connections, deployment zones, forces, starting a battle (it gets copies; the scenario is unchanged),
+printing its sheets, and who may do what."""
+
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.urls import reverse
+
+from apps.armies.models import Unit, Weapon
+from apps.battles.models import Battle, BattleStatus
+from apps.campaigns.formats import export_scenario
+from apps.campaigns.models import Scenario
+from apps.structures.formats import dumps
+from apps.structures.models import BunkerSheet, Opening, Structure
+from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of  # noqa: F401
+from tests.structures.test_sheet_editor import browser_sign_in, chromium, form_data  # noqa: F401 - chromium is a fixture
+
+
+@pytest.fixture
+def demo(db):
+    call_command("demo", verbosity=0)
+    w = type("Demo", (), {})()
+    w.village = Scenario.objects.get(name="Village crossroads")
+    w.club = w.village.club
+    w.organiser = User.objects.get(username="demo")
+    w.designer = User.objects.get(username="dora")
+    w.player = User.objects.get(username="alice")
+    w.outsider = User.objects.get(username="olga")
+    w.farm = Scenario.objects.get(name="Farm by the ford")
+    return w
+
+
+def new_scenario(client, demo, **fields):
+    data = {"club": demo.club.pk, "name": "Hill 112", "description": "", "table_width": "48",
+            "table_depth": "36", "ruleset": "dh", "damage_variant": "3", "weather": "rain", "fires": "on", **fields}
+    return signed_in(client, demo.designer).post(reverse("scenario_new"), data)
+
+
+@pytest.fixture
+def hill(client, demo):
+    assert new_scenario(client, demo).status_code == 302
+    return Scenario.objects.get(name="Hill 112")
+
+
+def add(client, scenario, blueprint, **extra):
+    return client.post(reverse("scenario_structure_add", args=[scenario.pk]), {"blueprint": blueprint, **extra})
+
+
+# ---------------------------------------------------------------------------------- create and settings
+
+def test_create_a_scenario(client, demo):
+    response = signed_in(client, demo.designer).get(reverse("scenario_new"))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    response = new_scenario(client, demo, collapse_check="on", uncontrolled_events="on", fireteam_initiative="on")
+    hill = Scenario.objects.get(name="Hill 112")
+    assert response.status_code == 302 and response["Location"] == reverse("scenario", args=[hill.pk])
+    assert (hill.ruleset, hill.damage_variant, hill.weather, hill.author) == ("dh", 3, "rain", demo.designer)
+    assert hill.collapse_check and hill.uncontrolled_events and hill.fireteam_initiative and hill.fires
+    assert (hill.table_width, hill.table_depth) == (48, 36)
+    assert hill.deployment_zones == [{"side": "A", "x": 0, "y": 0, "width": 48, "depth": 9},
+                                     {"side": "B", "x": 0, "y": 27, "width": 48, "depth": 9}]
+
+
+@pytest.mark.parametrize("fields, field, words", [
+    ({"name": "Village crossroads"}, "name", "already has a scenario with this name"),
+    ({"table_width": "0"}, "table_width", "more than 0"),
+    ({"ruleset": "chess"}, "ruleset", "Select a valid choice"),
+])
+def test_bad_settings_are_refused_beside_the_field(client, demo, fields, field, words):
+    before = Scenario.objects.count()
+    response = new_scenario(client, demo, **fields)
+    assert response.status_code == 400 and words in body(response)
+    assert Scenario.objects.count() == before
+
+
+def test_settings_save_and_refuse_a_table_too_small_for_the_ground(client, demo):
+    scenario = demo.village
+    signed_in(client, demo.designer)
+    data = {"name": scenario.name, "description": "x", "table_width": "72", "table_depth": "48", "ruleset": "lg",
+            "damage_variant": "2", "weather": "mist", "version": str(scenario.version)}
+    assert client.post(reverse("scenario_settings", args=[scenario.pk]), data).status_code == 302
+    scenario.refresh_from_db()
+    assert (scenario.ruleset, scenario.damage_variant, scenario.weather, scenario.version) == ("lg", 2, "mist", 2)
+
+    data.update(table_width="40", version="2")
+    response = client.post(reverse("scenario_settings", args=[scenario.pk]), data)
+    assert response.status_code == 400 and "would be off the table: move them first" in body(response)
+    scenario.refresh_from_db()
+    assert scenario.table_width == 72
+
+    # a stale version is not saved over someone else's settings
+    data.update(table_width="72", weather="rain", version="1")
+    response = client.post(reverse("scenario_settings", args=[scenario.pk]), data, follow=True)
+    assert "Someone else changed this scenario&#x27;s settings" in body(response)
+    scenario.refresh_from_db()
+    assert scenario.weather == "mist"
+
+
+# ---------------------------------------------------------------------------------- structures
+
+def test_add_structures_from_templates_with_damage_points_for_the_variant(client, demo, hill):
+    assert add(client, hill, "house-brick-2").status_code == 302
+    house = hill.structures.get()
+    assert house.name == "Brick house, 2 floors" and house.damage_max == 24  # variant 3
+    assert house.wall_material.slug == "brick" and house.roof_material.slug == "wood_and_tile" and house.flammable
+    assert [f.level for f in house.floors.all()] == [0, 1]
+    assert Opening.objects.filter(floor__structure=house).count() == 9
+    assert (house.x, house.y) == (24, 18)  # the table's centre
+
+    Scenario.objects.filter(pk=hill.pk).update(damage_variant=1)
+    assert add(client, hill, "house-brick-2").status_code == 302
+    second = hill.structures.get(name="Brick house, 2 floors 2")
+    assert second.damage_max == 4 and (second.x, second.y) != (house.x, house.y)  # no overlap
+
+    assert add(client, hill, "shed").status_code == 302
+    assert hill.structures.get(name="Shed").flimsy
+
+
+def test_a_bunker_needs_its_sheet_and_takes_its_crew(client, demo, hill):
+    before = Structure.objects.count()
+    response = add(client, hill, "bunker")
+    assert response.status_code == 400 and "A bunker needs its sheet" in body(response)
+    assert Structure.objects.count() == before
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get(sheet=sheet)
+    assert bunker.kind == "fort" and bunker.crew_men == 24 and bunker.name == sheet.name
+    # another club's sheet is not offered
+    theirs = BunkerSheet.objects.create(club=demo.farm.club, slug="secret", name="Secret")
+    response = add(client, hill, "bunker", sheet=theirs.pk)
+    assert response.status_code == 400 and not hill.structures.filter(sheet=theirs).exists()
+
+
+def test_place_by_typing_coordinates(client, demo, hill):
+    add(client, hill, "house-stone-1")
+    house = hill.structures.get()
+    signed_in(client, demo.designer)
+    url = reverse("scenario_structure_move", args=[hill.pk, house.pk])
+    response = client.post(url, {f"s{house.pk}-x": "10.25", f"s{house.pk}-y": "30"})
+    assert response.status_code == 302 and response["Location"].endswith(f"#structure-{house.pk}")
+    house.refresh_from_db()
+    assert (house.x, house.y) == (Decimal("10.25"), 30)
+
+    response = client.post(url, {f"s{house.pk}-x": "49", f"s{house.pk}-y": "-1"})
+    assert response.status_code == 400
+    coords = page(response).find(f"coords-{house.pk}").text()
+    assert "The table is 48″ wide: enter 0 to 48" in coords and "greater than or equal to 0" in coords
+    house.refresh_from_db()
+    assert (house.x, house.y) == (Decimal("10.25"), 30)
+
+
+def test_the_drag_endpoint_snaps_to_half_inches_and_returns_the_map(client, demo, hill):
+    add(client, hill, "foxhole")
+    hole = hill.structures.get()
+    url = reverse("scenario_structure_move", args=[hill.pk, hole.pk])
+    response = client.post(url, {"x": "13.3", "y": "14.8"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    hole.refresh_from_db()
+    assert (hole.x, hole.y) == (Decimal("13.5"), Decimal("15"))
+    html = body(response)
+    assert html.strip().startswith('<div id="scenario-map"') and 'transform="translate(13.5 15.0)"' in html
+    assert f'id="coords-{hole.pk}"' in html and 'hx-swap-oob="true"' in html and 'value="13.5"' in html
+
+    response = client.post(url, {"x": "60", "y": "1"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 400
+    hole.refresh_from_db()
+    assert hole.x == Decimal("13.5")
+
+
+def test_the_builder_page_draws_the_map(client, demo):
+    response = signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk]))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    svg = page(response).find("scenario-map")
+    pieces = [g for g in svg.find_all("g") if "piece" in g.attrs.get("class", "")]
+    assert len([g for g in pieces if "structure" in g.attrs["class"]]) == 13
+    assert all(g.attrs.get("data-move-url") for g in pieces)
+    zones = [r for r in svg.find_all("rect") if "zone" in r.attrs.get("class", "")]
+    assert [(z.attrs["class"], z.attrs["y"], z.attrs["height"]) for z in zones] == [
+        ("zone zone-A", "0.0", "12.0"), ("zone zone-B", "36.0", "12.0")]
+    assert "js/designer.js" in body(response)
+
+
+def test_edit_floors_openings_materials_and_connections(client, demo, hill):
+    add(client, hill, "house-timber-1")
+    add(client, hill, "barn")
+    house, barn = hill.structures.get(name__startswith="Timber"), hill.structures.get(name="Barn")
+    signed_in(client, demo.designer)
+    url = reverse("scenario_structure", args=[hill.pk, house.pk])
+    response = client.get(url)
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    data = form_data(response, None)
+    assert data["floor_count"] == "1" and data["openings-0-side"] == "front"
+    data.update({"floor_count": "2", "flat_roof": "on", "roof_material": data["roof_material"],
+                 "connections": str(barn.pk), "rotation": "90", "openings-4-DELETE": "on",
+                 "openings-5-level": "1", "openings-5-side": "rear", "openings-5-kind": "window",
+                 "openings-5-count": "3"})
+    response = client.post(url, data)
+    assert response.status_code == 302, body(response)
+    house.refresh_from_db()
+    assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False), (1, False), (2, True)]
+    assert Opening.objects.get(floor__structure=house, floor__level=1).count == 3
+    assert house.rotation == 90 and list(barn.connections.all()) == [house]  # both ways
+
+    data = form_data(client.get(url), None)
+    data.update({"openings-1-level": "0", "openings-1-side": "front", "openings-1-kind": "door"})
+    before = Opening.objects.filter(floor__structure=house).count()
+    response = client.post(url, data)
+    assert response.status_code == 400 and "already lists that kind of opening" in body(response)
+    assert Opening.objects.filter(floor__structure=house).count() == before
+
+
+def test_a_floor_with_a_unit_on_it_cannot_be_removed(client, demo):
+    church_tower = demo.village.structures.get(name="Church tower")
+    signed_in(client, demo.designer)
+    url = reverse("scenario_structure", args=[demo.village.pk, church_tower.pk])
+    data = form_data(client.get(url), None)
+    data["floor_count"] = "2"
+    response = client.post(url, data)
+    assert response.status_code == 400 and "floor 3 holds Sniper team: move it first" in body(response)
+    assert church_tower.floors.count() == 4
+
+
+def test_a_sheet_only_on_fortifications(client, demo):
+    house = demo.village.structures.get(name="Timber cottage")
+    signed_in(client, demo.designer)
+    url = reverse("scenario_structure", args=[demo.village.pk, house.pk])
+    data = form_data(client.get(url), None)
+    data["sheet"] = str(BunkerSheet.objects.get(club=None, slug="german-at-bunker").pk)
+    response = client.post(url, data)
+    assert response.status_code == 400 and "Only fortifications" in body(response)
+    house.refresh_from_db()
+    assert house.sheet is None
+
+
+def test_add_a_connected_section(client, demo, hill):
+    add(client, hill, "church")
+    church = hill.structures.get()
+    response = client.post(reverse("scenario_structure_section", args=[hill.pk, church.pk]))
+    assert response.status_code == 302
+    section = hill.structures.exclude(pk=church.pk).get()
+    assert section.name == "Church (section)" and list(section.connections.all()) == [church]
+    assert section.x == church.x + church.width and section.floors.count() == church.floors.count()
+
+
+def test_remove_a_structure(client, demo, hill):
+    add(client, hill, "shed")
+    shed = hill.structures.get()
+    assert client.post(reverse("scenario_structure_delete", args=[hill.pk, shed.pk])).status_code == 302
+    assert not hill.structures.exists()
+
+
+# ---------------------------------------------------------------------------------- zones and forces
+
+def test_deployment_zones(client, demo, hill):
+    signed_in(client, demo.designer)
+    base = {"zones-TOTAL_FORMS": "2", "zones-INITIAL_FORMS": "0", "zones-MIN_NUM_FORMS": "0",
+            "zones-MAX_NUM_FORMS": "20"}
+    good = {**base, "zones-0-side": "A", "zones-0-x": "0", "zones-0-y": "0", "zones-0-width": "48",
+            "zones-0-depth": "6", "zones-1-side": "B", "zones-1-x": "0", "zones-1-y": "30", "zones-1-width": "24",
+            "zones-1-depth": "6"}
+    assert client.post(reverse("scenario_zones", args=[hill.pk]), good).status_code == 302
+    hill.refresh_from_db()
+    assert hill.deployment_zones[1] == {"side": "B", "x": 0, "y": 30, "width": 24, "depth": 6}
+    bad = {**good, "zones-1-depth": "10"}
+    response = client.post(reverse("scenario_zones", args=[hill.pk]), bad)
+    assert response.status_code == 400 and "Runs off the 36″ table" in body(response)
+    hill.refresh_from_db()
+    assert hill.deployment_zones[1]["depth"] == 6
+
+
+def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
+    add(client, hill, "house-brick-2")
+    house = hill.structures.get()
+    signed_in(client, demo.designer)
+    response = client.post(reverse("scenario_army_new", args=[hill.pk]),
+                           {"newarmy-side": "A", "newarmy-name": "Reds", "newarmy-owner": demo.outsider.pk})
+    assert response.status_code == 400 and not hill.armies.exists()  # not a member of the club
+    assert client.post(reverse("scenario_army_new", args=[hill.pk]),
+                       {"newarmy-side": "A", "newarmy-name": "Guards", "newarmy-owner": demo.player.pk}).status_code == 302
+    army = hill.armies.get()
+    assert army.owner == demo.player
+    url = reverse("scenario_unit_new", args=[hill.pk, army.pk])
+    response = client.get(url)
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    dh_rifles = Weapon.objects.get(ruleset="dh", slug="rifles")
+    ba_rifles = Weapon.objects.get(ruleset="ba", slug="rifles")
+    assert f'<option value="{dh_rifles.pk}">' in body(response) and f'<option value="{ba_rifles.pk}">' not in body(response)
+
+    floor = house.floors.get(level=1)
+    management = {"weapons-TOTAL_FORMS": "2", "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0",
+                  "weapons-MAX_NUM_FORMS": "30"}
+    squad = {"name": "Guards squad", "kind": "infantry", "tank_class": "", "experience": "veteran",
+             "models_start": "10", "fireteam": "", "place": f"floor:{floor.pk}", **management,
+             "weapons-0-weapon": str(dh_rifles.pk), "weapons-0-count": "8"}
+    assert client.post(url, squad).status_code == 302
+    unit = Unit.objects.get(army=army)
+    assert unit.floor == floor and unit.models_left == 10 and unit.unit_weapons.get().count == 8
+
+    second = {**squad, "name": "Second squad"}
+    response = client.post(url, second)
+    assert response.status_code == 400 and "Guards squad is already on that floor" in body(response)
+    gun = {**squad, "name": "AT gun", "kind": "artillery", "place": "point", "x": "12.5", "y": "3"}
+    assert client.post(url, gun).status_code == 302
+    assert Unit.objects.get(name="AT gun").x == Decimal("12.5")
+    tank = {**squad, "name": "Panzer", "kind": "infantry", "tank_class": "heavy", "place": ""}
+    response = client.post(url, tank)
+    assert response.status_code == 400 and "Only vehicles have a tank class" in body(response)
+
+    # a unit at a point can be dragged on the map
+    at_gun = Unit.objects.get(name="AT gun")
+    response = client.post(reverse("scenario_unit_move", args=[hill.pk, at_gun.pk]), {"x": "20.2", "y": "7.7"},
+                           HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    at_gun.refresh_from_db()
+    assert (at_gun.x, at_gun.y) == (Decimal("20"), Decimal("7.5"))
+
+
+# ---------------------------------------------------------------------------------- start a battle
+
+def test_organisers_start_a_battle_from_a_copy_and_the_scenario_stays_unchanged(client, demo):
+    scenario = demo.village
+    before = dumps(export_scenario(scenario))
+    rows = (Structure.objects.filter(scenario=scenario).count(), Unit.objects.filter(army__scenario=scenario).count())
+    response = signed_in(client, demo.organiser).post(reverse("scenario_start", args=[scenario.pk]),
+                                                      {"name": "Crossroads, again", "status": "in_progress"})
+    battle = Battle.objects.get(name="Crossroads, again")
+    assert response.status_code == 302 and response["Location"] == reverse("battle", args=[battle.pk])
+    assert battle.scenario == scenario and battle.club == scenario.club and battle.campaign is None
+    assert battle.status == BattleStatus.IN_PROGRESS and battle.turn == 1
+    assert (battle.ruleset, battle.weather, battle.fires, battle.damage_variant) == \
+           (scenario.ruleset, scenario.weather, scenario.fires, scenario.damage_variant)
+    assert (battle.table_width, battle.table_depth) == (scenario.table_width, scenario.table_depth)
+
+    copies = list(battle.structures.all())
+    assert len(copies) == rows[0] and all(s.origin.scenario_id == scenario.pk for s in copies)
+    assert not set(s.pk for s in copies) & set(scenario.structures.values_list("pk", flat=True))
+    tower = battle.structures.get(name="Church tower")
+    assert [c.name for c in tower.connections.all()] == ["Stone church"]
+    assert Unit.objects.filter(army__battle=battle).count() == rows[1]
+    sniper = Unit.objects.get(army__battle=battle, army__side="B", name="Sniper team")
+    assert sniper.floor.structure == tower and sniper.floor.level == 3
+    assert battle.log_entries.get().action == "setup"
+
+    assert dumps(export_scenario(scenario)) == before  # untouched and reusable
+    assert client.post(reverse("scenario_start", args=[scenario.pk]),
+                       {"name": "And again", "status": "setup"}).status_code == 302
+    assert Battle.objects.filter(scenario=scenario).count() == 3  # the demo's own, and these two
+
+
+def test_a_new_scenario_to_a_battle(client, demo, hill):
+    """Done when: author a bunker from the blank card, place it in a new scenario, start a battle."""
+    signed_in(client, demo.designer)
+    client.post(reverse("sheet_new"), {"club": demo.club.pk})
+    sheet = BunkerSheet.objects.get(club=demo.club, slug="new-bunker")
+    BunkerSheet.objects.filter(pk=sheet.pk).update(name="Hill pillbox", crew_total=6)
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get()
+    assert client.post(reverse("scenario_structure_move", args=[hill.pk, bunker.pk]),
+                       {f"s{bunker.pk}-x": "20", f"s{bunker.pk}-y": "4"}).status_code == 302
+    response = signed_in(client, demo.organiser).post(reverse("scenario_start", args=[hill.pk]),
+                                                      {"name": "Hill 112, first try", "status": "setup"})
+    battle = Battle.objects.get(name="Hill 112, first try")
+    copy_ = battle.structures.get()
+    assert response.status_code == 302 and copy_.sheet == sheet and copy_.crew_men == 6 and (copy_.x, copy_.y) == (20, 4)
+    assert signed_in(client, demo.player).get(reverse("battle", args=[battle.pk])).status_code == 200
+
+
+def test_only_organisers_start_battles(client, demo):
+    before = Battle.objects.count()
+    for account in (demo.designer, demo.player):
+        response = signed_in(client, account).post(reverse("scenario_start", args=[demo.village.pk]),
+                                                   {"name": "x", "status": "setup"})
+        assert response.status_code == 403
+    response = signed_in(client, demo.outsider).post(reverse("scenario_start", args=[demo.village.pk]),
+                                                     {"name": "x", "status": "setup"})
+    assert response.status_code == 404
+    response = signed_in(client, demo.organiser).post(reverse("scenario_start", args=[demo.village.pk]),
+                                                      {"name": "", "status": "finished"})
+    assert response.status_code == 400
+    assert Battle.objects.count() == before
+    html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
+    assert reverse("scenario_start", args=[demo.village.pk]) not in html
+
+
+# ---------------------------------------------------------------------------------- print
+
+def test_print_all_sheets_of_a_scenario(client, demo):
+    response = signed_in(client, demo.player).get(reverse("scenario_print", args=[demo.village.pk]))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    assert body(response).count('class="print-card"') == 2
+    assert text_of(response, f"sheet-{BunkerSheet.objects.get(club=None, slug='soviet-at-hmg-loghouse').pk}-title") \
+        == "Soviet AT/HMG Loghouse"
+    assert "css/print.css" in body(response)
+
+
+# ---------------------------------------------------------------------------------- who may do what
+
+def scenario_posts(scenario):
+    structure = scenario.structures.first()
+    army = scenario.armies.first()
+    unit = Unit.objects.filter(army=army).first()
+    return [
+        (reverse("scenario_settings", args=[scenario.pk]), {"name": "Taken over", "table_width": "10",
+                                                              "table_depth": "10", "ruleset": "ba",
+                                                              "damage_variant": "0", "weather": "clear"}),
+        (reverse("scenario_zones", args=[scenario.pk]), {}),
+        (reverse("scenario_structure_add", args=[scenario.pk]), {"blueprint": "shed"}),
+        (reverse("scenario_structure", args=[scenario.pk, structure.pk]), {}),
+        (reverse("scenario_structure_move", args=[scenario.pk, structure.pk]), {"x": "1", "y": "1"}),
+        (reverse("scenario_structure_section", args=[scenario.pk, structure.pk]), {}),
+        (reverse("scenario_structure_delete", args=[scenario.pk, structure.pk]), {}),
+        (reverse("scenario_army_new", args=[scenario.pk]), {"newarmy-side": "A", "newarmy-name": "x"}),
+        (reverse("scenario_army", args=[scenario.pk, army.pk]), {}),
+        (reverse("scenario_unit_new", args=[scenario.pk, army.pk]), {}),
+        (reverse("scenario_unit", args=[scenario.pk, unit.pk]), {}),
+        (reverse("scenario_unit_move", args=[scenario.pk, unit.pk]), {"x": "1", "y": "1"}),
+        (reverse("scenario_unit_delete", args=[scenario.pk, unit.pk]), {}),
+    ]
+
+
+def test_players_cannot_change_a_scenario(client, demo):
+    before = dumps(export_scenario(demo.village))
+    signed_in(client, demo.player)
+    for url, data in scenario_posts(demo.village):
+        assert client.post(url, data).status_code == 403, url
+    assert client.get(reverse("scenario_new")).status_code == 403
+    assert dumps(export_scenario(demo.village)) == before
+    # but they can look at it, read-only
+    response = client.get(reverse("scenario", args=[demo.village.pk]))
+    assert response.status_code == 200 and "data-move-url" not in body(response)
+    assert reverse("scenario_structure_add", args=[demo.village.pk]) not in body(response)
+
+
+def test_other_clubs_scenarios_are_not_found(client, demo):
+    before = dumps(export_scenario(demo.village))
+    signed_in(client, demo.outsider)
+    for url, data in scenario_posts(demo.village):
+        assert client.post(url, data).status_code == 404, url
+    for name in ("scenario", "scenario_export", "scenario_print"):
+        assert client.get(reverse(name, args=[demo.village.pk])).status_code == 404
+    assert dumps(export_scenario(demo.village)) == before
+    # nor can a structure or unit of one scenario be reached through another
+    farm_structure = demo.farm.structures.first()
+    signed_in(client, demo.designer)
+    assert client.post(reverse("scenario_structure_move", args=[demo.village.pk, farm_structure.pk]),
+                       {"x": "1", "y": "1"}).status_code == 404
+
+
+def test_scenario_list(client, demo):
+    response = signed_in(client, demo.player).get(reverse("scenario_list"))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    assert "Village crossroads" in body(response) and "Farm by the ford" not in body(response)
+    assert reverse("scenario_new") not in body(response)
+    assert reverse("scenario_new") in body(signed_in(client, demo.designer).get(reverse("scenario_list")))
+
+
+# ---------------------------------------------------------------------------------- in a real browser
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_drag_a_structure_on_the_map(chromium, live_server):
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    barn = scenario.structures.get(name="Thatched barn")
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
+    piece = page.locator(f'.map [data-move-url$="/structures/{barn.pk}/move/"]')
+    box = piece.locator("rect").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 40, y + 25, steps=8)
+    with page.expect_response(lambda r: r.url.endswith(f"/structures/{barn.pk}/move/")):
+        page.mouse.up()
+    pytest.importorskip("playwright.sync_api").expect(page.locator(f"#coords-{barn.pk} input[name$='-x']")).not_to_have_value("8")
+    barn.refresh_from_db()
+    assert (barn.x, barn.y) != (8, 18) and barn.x * 2 == int(barn.x * 2) and barn.y * 2 == int(barn.y * 2)
+    assert page.locator(f"#coords-{barn.pk} input[name$='-x']").input_value() == f"{barn.x.normalize():f}"
+    # arrow keys on a focused piece move it half an inch
+    page.locator(f'.map [data-move-url$="/structures/{barn.pk}/move/"]').focus()
+    before = barn.x
+    with page.expect_response(lambda r: r.url.endswith(f"/structures/{barn.pk}/move/")):
+        page.keyboard.press("ArrowRight")
+    barn.refresh_from_db()
+    assert barn.x == before + Decimal("0.5")
+    assert problems == []
+    page.close()

@@ -1,0 +1,225 @@
+"""The "redoubt.scenario" format: the demo scenarios round-trip byte for byte; every error of a bad
+file is listed with its path and nothing is saved; sheets are reused when identical; the import and
+export pages."""
+
+import copy
+import json
+import re
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.urls import reverse
+
+from apps.armies.models import Army, Unit, UnitWeapon
+from apps.campaigns.formats import export_scenario, import_scenario
+from apps.campaigns.models import Club, Scenario
+from apps.structures.formats import FormatErrors, dumps
+from apps.structures.models import BunkerSheet, Floor, Opening, Structure
+from tests.campaigns.test_pages import assert_csp_clean, fast_passwords, page, signed_in  # noqa: F401
+from tests.structures.test_formats import DOCS
+
+
+@pytest.fixture
+def demo(db):
+    call_command("demo", verbosity=0)
+    w = type("Demo", (), {})()
+    w.village = Scenario.objects.get(name="Village crossroads")
+    w.farm = Scenario.objects.get(name="Farm by the ford")
+    w.club = w.village.club
+    w.dora = User.objects.get(username="dora")
+    w.olga = User.objects.get(username="olga")
+    w.olga_club = Club.objects.get(memberships__user=w.olga)
+    w.alice = User.objects.get(username="alice")
+    return w
+
+
+def counts():
+    return [m.objects.count() for m in (Scenario, Structure, Floor, Opening, BunkerSheet, Army, Unit, UnitWeapon)]
+
+
+def village(demo):
+    return json.loads(dumps(export_scenario(demo.village)))
+
+
+def errors_of(data, demo):
+    before = counts()
+    with pytest.raises(FormatErrors) as caught:
+        import_scenario(data, club=demo.olga_club, user=demo.olga)
+    assert counts() == before, "a rejected file saved something"
+    return caught.value.errors
+
+
+# ---------------------------------------------------------------------------------- round trips
+
+@pytest.mark.parametrize("name", ["Village crossroads", "Farm by the ford"])
+def test_the_demo_scenarios_round_trip_byte_for_byte(demo, name):
+    scenario = Scenario.objects.get(name=name)
+    first = dumps(export_scenario(scenario))
+    club, account = (demo.olga_club, demo.olga) if scenario.club == demo.club else (demo.club, demo.dora)
+    imported = import_scenario(json.loads(first), club=club, user=account)
+    assert imported.pk != scenario.pk and imported.club == club and imported.name == name
+    assert dumps(export_scenario(imported)) == first
+
+
+def test_the_village_export_holds_everything(demo):
+    data = village(demo)
+    assert data["format"] == "redoubt.scenario" and data["version"] == 1
+    assert data["table"] == {"width": 72, "depth": 48} and data["rules"]["ruleset"] == "ba"
+    assert len(data["structures"]) == demo.village.structures.count() == 13
+    assert [s["slug"] for s in data["sheets"]] == ["soviet-at-hmg-loghouse", "german-concrete-blockhouse"]
+    church = next(i for i, s in enumerate(data["structures"]) if s["name"] == "Stone church")
+    tower = next(s for s in data["structures"] if s["name"] == "Church tower")
+    assert tower["connections"] == [church] and len(tower["floors"]) == 4
+    tiger = next(u for a in data["armies"] for u in a["units"] if u["name"] == "Tiger I")
+    assert tiger["at"] == {"x": 50, "y": 40} and tiger["tank_class"] == "heavy"
+    squad = next(u for a in data["armies"] for u in a["units"] if u["name"] == "Grenadier Squad 1")
+    house = data["structures"][squad["at"]["structure"]]
+    assert house["name"] == "Brick house at the crossroads" and squad["at"]["floor"] == 1
+    assert "state" not in tiger and not any("state" in s for s in data["structures"])
+
+
+def test_importing_into_the_same_club_reuses_sheets_and_renames(demo):
+    sheets = BunkerSheet.objects.count()
+    copy_ = import_scenario(village(demo), club=demo.club, user=demo.dora)
+    assert copy_.name == "Village crossroads (2)"
+    assert BunkerSheet.objects.count() == sheets  # the library sheets, reused
+    assert {s.sheet.club_id for s in copy_.structures.filter(sheet__isnull=False)} == {None}
+    assert copy_.author == demo.dora
+
+
+def test_a_sheet_that_differs_from_the_library_becomes_a_club_sheet(demo):
+    data = village(demo)
+    data["sheets"][0]["crew_total"] = 14
+    scenario = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    loghouse = scenario.structures.get(name="Soviet AT/HMG Loghouse").sheet
+    assert loghouse.club == demo.olga_club and loghouse.crew_total == 14 and loghouse.slug == "soviet-at-hmg-loghouse"
+    assert BunkerSheet.objects.get(club=None, slug="soviet-at-hmg-loghouse").crew_total == 12
+    # and the second time that same card is the club's own, reused
+    again = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    assert again.structures.get(name="Soviet AT/HMG Loghouse").sheet == loghouse
+
+
+def test_battle_state_round_trips_when_present(demo):
+    house = demo.village.structures.get(name="Thatched barn")
+    Structure.objects.filter(pk=house.pk).update(damage_taken=5, fire_size=12.5, fire_started_turn=2, impassable=True)
+    unit = Unit.objects.get(army__scenario=demo.village, name="Tiger I")
+    Unit.objects.filter(pk=unit.pk).update(pins=2, down=True)
+    first = dumps(export_scenario(demo.village))
+    data = json.loads(first)
+    barn = next(s for s in data["structures"] if s["name"] == "Thatched barn")
+    assert barn["state"] == {"damage_taken": 5, "fire_size": 12.5, "fire_started_turn": 2, "impassable": True}
+    imported = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    assert dumps(export_scenario(imported)) == first
+
+
+def test_the_documented_scenario_example_imports(demo):
+    blocks = re.findall(r"```json\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
+    doc = next(json.loads(b) for b in blocks if '"redoubt.scenario"' in b)
+    scenario = import_scenario(doc, club=demo.olga_club, user=demo.olga)
+    assert scenario.structures.count() == 2 and Unit.objects.filter(army__scenario=scenario).count() == 2
+
+
+# ---------------------------------------------------------------------------------- bad files
+
+def test_every_error_is_listed_with_its_path_and_nothing_is_saved(demo):
+    data = village(demo)
+    data["structures"][3]["floors"][1]["openings"][0]["side"] = "up"
+    data["structures"][2]["x"] = 1000
+    data["structures"][0]["wall_material"] = "cheese"
+    data["armies"][0]["units"][0]["weapons"][0]["weapon"] = "laser"
+    data["deployment_zones"][1]["depth"] = 20
+    data["sheets"][0]["locations"]["front"][0]["av"] = -1
+    data["rules"]["weather"] = "snow"
+    paths = [path for path, _ in errors_of(data, demo)]
+    assert paths == ["rules.weather", "deployment_zones[1].depth", "sheets[0].locations.front[0].av",
+                     "structures[0].wall_material", "structures[2].x",
+                     "structures[3].floors[1].openings[0].side", "armies[0].units[0].weapons[0].weapon"]
+
+
+@pytest.mark.parametrize("change, path, words", [
+    (lambda d: d["structures"][0].update(sheet="soviet-at-hmg-loghouse"), "structures[0].sheet",
+     "only fortifications have a sheet"),
+    (lambda d: d["structures"][0].update(sheet="nope"), "structures[0].sheet", "not the slug of one of the file's sheets"),
+    (lambda d: d["structures"][0].update(connections=[0]), "structures[0].connections[0]", "cannot connect to itself"),
+    (lambda d: d["structures"][0].update(connections=[99]), "structures[0].connections[0]", "at most 12"),
+    (lambda d: d["structures"][0]["floors"][1].update(level=0), "structures[0].floors[1].level", "listed twice"),
+    (lambda d: d["structures"][0]["floors"][0]["openings"].append({"side": "front", "kind": "door"}),
+     "structures[0].floors[0].openings[5]", "already has a row of doors"),
+    (lambda d: d["structures"][0]["floors"][0]["openings"].append({"side": "left", "kind": "made_opening", "count": 2}),
+     "structures[0].floors[0].openings[5].count", "a made opening is one gap"),
+    (lambda d: d["structures"][0].update(rotation=360), "structures[0].rotation", "at most 359.9"),
+    (lambda d: d["structures"][0].update(width=0), "structures[0].width", "more than 0"),
+    (lambda d: d["structures"][0].update(x=1.234), "structures[0].x", "more than 2 decimal places"),
+    (lambda d: d["structures"][0].update(state={"damage_taken": 99}), "structures[0].state.damage_taken",
+     "more than damage_max"),
+    (lambda d: d["armies"][0]["units"][1].update(at=d["armies"][0]["units"][0]["at"]), "armies[0].units[1].at",
+     "already holds armies[0].units[0]"),
+    (lambda d: d["armies"][0]["units"][0].update(at={"structure": 0, "floor": 7}), "armies[0].units[0].at.floor",
+     "has no floor 7"),
+    (lambda d: d["armies"][0]["units"][0].update(tank_class="heavy"), "armies[0].units[0].tank_class",
+     "only a vehicle"),
+    (lambda d: d["armies"][1].update(side="A"), "armies", "two armies are on the same side"),
+    (lambda d: d["armies"][0]["units"][0]["weapons"].append(dict(d["armies"][0]["units"][0]["weapons"][0])),
+     "armies[0].units[0].weapons[3].weapon", "listed twice"),
+    (lambda d: d["rules"].update(ruleset="dh"), "armies[0].units[0].weapons[1].weapon",
+     '"submachine-guns" is not in the Disposable Heroes weapon catalogue'),
+    (lambda d: d.update(table={"width": 72}), "table.depth", "is missing"),
+    (lambda d: d["rules"].update(options={"a": "\x00"}), "rules.options.a", "NUL"),
+    (lambda d: d.update(name=" "), "name", "must not be empty"),
+    (lambda d: d.update(armies={}), "armies", "must be an array"),
+])
+def test_each_check_names_its_field(demo, change, path, words):
+    data = village(demo)
+    change(data)
+    errors = errors_of(data, demo)
+    assert any(p == path and words in m for p, m in errors), errors
+
+
+def test_a_sheet_file_is_not_a_scenario(demo):
+    from apps.structures.formats import export_sheet
+
+    errors = errors_of(export_sheet(BunkerSheet.objects.first()), demo)
+    assert errors == [("format", 'must be "redoubt.scenario" (this is a "redoubt.sheet" file)')]
+
+
+# ---------------------------------------------------------------------------------- pages
+
+def test_export_and_import_pages(client, demo):
+    signed_in(client, demo.alice)
+    response = client.get(reverse("scenario_export", args=[demo.village.pk]))
+    assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+    text = response.content.decode()
+    assert text == dumps(export_scenario(demo.village))
+
+    signed_in(client, demo.olga)
+    response = client.get(reverse("scenario_import"))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    response = client.post(reverse("scenario_import"), {"club": demo.olga_club.pk, "text": text})
+    imported = Scenario.objects.get(club=demo.olga_club, name="Village crossroads")
+    assert response.status_code == 302 and response["Location"] == reverse("scenario", args=[imported.pk])
+
+    bad = json.loads(text)
+    bad["structures"][1]["kind"] = "castle"
+    del bad["armies"][0]["name"]
+    before = counts()
+    response = client.post(reverse("scenario_import"), {"club": demo.olga_club.pk, "text": json.dumps(bad)})
+    assert response.status_code == 400 and counts() == before
+    items = page(response).find("import-errors").find_all("li")
+    assert [li.find_all("code")[0].text() for li in items] == ["structures[1].kind", "armies[0].name"]
+
+
+def test_players_cannot_import_and_other_clubs_cannot_export(client, demo):
+    signed_in(client, demo.alice)
+    assert client.get(reverse("scenario_import")).status_code == 403
+    assert client.post(reverse("scenario_import"), {"club": demo.club.pk, "text": "{}"}).status_code == 403
+    signed_in(client, demo.olga)
+    assert client.get(reverse("scenario_export", args=[demo.village.pk])).status_code == 404
+
+
+def test_a_copy_of_the_export_is_not_changed_by_import(demo):
+    data = village(demo)
+    pristine = copy.deepcopy(data)
+    import_scenario(data, club=demo.olga_club, user=demo.olga)
+    assert data == pristine

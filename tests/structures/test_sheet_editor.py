@@ -1,0 +1,466 @@
+"""The bunker sheet editor through the test client: it posts what the page's form holds, as a
+browser would. Each validation rule shows its message next to its field and leaves the database
+as it was; a save on a sheet someone else changed meanwhile is a conflict, not an overwrite;
+clone, new-from-blank, the live preview, print pages and who may do what."""
+
+from html.parser import HTMLParser
+
+import pytest
+from django.urls import reverse
+
+from apps.campaigns.models import Club, Role
+from apps.structures import blueprints
+from apps.structures.formats import sheet_body
+from apps.structures.models import BunkerSheet
+from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of, user  # noqa: F401
+from tests.structures.test_formats import load_reference
+
+
+class FormReader(HTMLParser):
+    """The values a browser would submit from the form with `form_id` (no button pressed)."""
+
+    def __init__(self, form_id):
+        super().__init__()
+        self.form_id, self.inside, self.data = form_id, False, {}
+        self.select = self.textarea = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "form":
+            self.inside = a.get("id") == self.form_id
+        if not self.inside:
+            return
+        if tag == "option":
+            if self.select is not None and "selected" in a:
+                self.data[self.select] = a.get("value", "")
+            return
+        if not a.get("name"):
+            return
+        if tag == "input":
+            kind = a.get("type", "text")
+            if kind == "checkbox":
+                if "checked" in a:
+                    self.data[a["name"]] = a.get("value", "on")
+            elif kind not in ("submit", "button"):
+                self.data[a["name"]] = a.get("value", "")
+        elif tag == "select":
+            self.select = a["name"]
+            self.data.setdefault(self.select, "")
+        elif tag == "textarea":
+            self.textarea = a["name"]
+            self.data[self.textarea] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self.select = None
+        elif tag == "textarea":
+            self.textarea = None
+        elif tag == "form":
+            self.inside = False
+
+    def handle_data(self, data):
+        if self.textarea:
+            self.data[self.textarea] += data.lstrip("\n") if not self.data[self.textarea] else data
+
+
+def form_data(response, form_id):
+    reader = FormReader(form_id)
+    reader.feed(body(response))
+    return reader.data
+
+
+@pytest.fixture
+def world(db):
+    load_reference()
+    w = type("World", (), {})()
+    w.club = Club.objects.create(name="Home Guard", slug="home-guard")
+    w.other = Club.objects.create(name="Rivals", slug="rivals")
+    w.designer = user("dora", w.club, Role.DESIGNER)
+    w.designer_b = user("dan", w.club, Role.DESIGNER)
+    w.organiser = user("org", w.club, Role.ORGANISER)
+    w.player = user("pat", w.club, Role.PLAYER)
+    w.outsider = user("olga", w.other, Role.ORGANISER)
+    w.library = BunkerSheet.objects.get(club=None, slug="soviet-at-hmg-loghouse")
+    w.sheet = BunkerSheet.objects.create(club=w.club, **{k: v for k, v in sheet_body(w.library).items()})
+    w.their_sheet = BunkerSheet.objects.create(club=w.other, slug="theirs", name="Their Pillbox")
+    return w
+
+
+def editor(client, account, sheet):
+    response = signed_in(client, account).get(reverse("sheet_edit", args=[sheet.pk]))
+    assert response.status_code == 200
+    return form_data(response, "sheet-form")
+
+
+def save(client, sheet, data):
+    return client.post(reverse("sheet_edit", args=[sheet.pk]), data)
+
+
+def errors_at(response, slot):
+    node = page(response).find(slot)
+    assert node is not None, f"no error slot {slot!r}"
+    return node.text()
+
+
+def unchanged(sheet):
+    before = (sheet_body(sheet), sheet.version)
+    sheet.refresh_from_db()
+    return (sheet_body(sheet), sheet.version) == before
+
+
+# ---------------------------------------------------------------------------------- the page
+
+def test_the_editor_shows_every_part_of_the_card_filled_in(client, world):
+    response = signed_in(client, world.designer).get(reverse("sheet_edit", args=[world.sheet.pk]))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    data = form_data(response, "sheet-form")
+    assert data["name"] == "Soviet AT/HMG Loghouse" and data["kind"] == "bunker" and data["dm"] == "0"
+    assert data["crew_total"] == "12" and data["leaders-0-rank"] == "NCO" and data["leaders-0-count"] == "1"
+    assert (data["front-0-location"], data["front-0-d10_from"], data["front-0-d10_to"], data["front-0-av"]) == \
+           ("Walls", "1", "8", "75")
+    assert data["rear-1-location"] == "Entrance" and data["top_av"] == "25"
+    assert data["weapons-1-name"] == "Maxim" and data["weapons-1-crew"] == "3" and data["weapons-1-mm"] == "-3"
+    assert [data[f"pen_{i}"] for i in range(10)] == ["12", "24", "36", "48", "60", "72", "84", "96", "108", "120"]
+    assert data["version"] == "1"
+    # the live preview: the finished card and the computed lines
+    assert text_of(response, "preview-title") == "Soviet AT/HMG Loghouse"
+    assert "Men free to fire rifles: 3" in text_of(response, "preview-riflemen")
+    assert page(response).find("preview-reference-odds") is not None
+    assert 'hx-post="%s"' % reverse("sheet_preview", args=[world.sheet.pk]) in body(response)
+
+
+def test_a_valid_save_writes_the_card_and_bumps_the_version(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data.update({"name": "Loghouse Mk II", "dm": "-1", "crew_total": "14", "front-0-av": "80",
+                 "weapons-2-crew": "all", "weapons-2-name": "Flare pistol", "features": "Basic Sights\nRadio"})
+    response = save(client, world.sheet, data)
+    assert response.status_code == 302
+    world.sheet.refresh_from_db()
+    assert world.sheet.version == 2 and world.sheet.name == "Loghouse Mk II" and world.sheet.dm == -1
+    assert world.sheet.locations["front"][0] == {"location": "Walls", "d10_from": 1, "d10_to": 8, "av": 80}
+    assert world.sheet.weapons[2]["crew"] == "all" and world.sheet.weapons[2]["name"] == "Flare pistol"
+    assert world.sheet.features == ["Basic Sights", "Radio"]
+
+
+def test_removing_rows(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data["weapons-1-DELETE"] = "on"
+    assert save(client, world.sheet, data).status_code == 302
+    world.sheet.refresh_from_db()
+    assert [w["name"] for w in world.sheet.weapons] == ["45mm"]
+
+
+def test_add_a_row_without_javascript(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data["add"] = "weapons"
+    response = save(client, world.sheet, data)
+    assert response.status_code == 200 and unchanged(world.sheet)
+    after = form_data(response, "sheet-form")
+    assert "weapons-3-name" in after and after["weapons-TOTAL_FORMS"] == "4"
+
+
+# ---------------------------------------------------------------------------------- validation next to each field
+
+@pytest.mark.parametrize("changes, slot, words", [
+    # each facing's d10 ranges cover 1–10 exactly once
+    ({"front-1-d10_from": "", "front-1-d10_to": "", "front-1-location": "", "front-1-av": ""},
+     "err-front", "Front: d10 results 9, 10 hit no location"),
+    ({"rear-1-d10_from": "7"}, "err-rear", "Rear: d10 results 7, 8 hit two locations"),
+    ({"side-0-d10_to": "11"}, "err-id_side-0-d10_from", "not within 1–10"),
+    ({"front-0-d10_from": ""}, "err-id_front-0-d10_from", "Enter the d10 result"),
+    # crew at least the men its weapons need
+    ({"crew_total": "5"}, "err-id_crew_total", "Too few men: 5 men cannot man weapons needing 6"),
+    # penetration row never decreasing, ten or none
+    ({"pen_3": "30"}, "err-id_pen_3", "30 is lower than the column before (36)"),
+    ({"pen_9": ""}, "err-id_penetration_row", "Fill in all ten columns or none (missing: 10+)"),
+    # armour values not negative
+    ({"front-1-av": "-5"}, "err-id_front-1-av", "Must not be negative (-5)"),
+    ({"top_av": "-1"}, "err-id_top_av", "Must not be negative (-1)"),
+    ({"pen_0": "-2"}, "err-id_pen_0", "Must not be negative (-2)"),
+    # what the forms themselves check
+    ({"weapons-0-crew": "three"}, "err-id_weapons-0-crew", '"all" for All Crew'),
+    ({"name": ""}, "err-id_name", "This field is required."),
+    ({"dm": "12"}, "err-id_dm", "less than or equal to 10"),
+    ({"front-0-location": ""}, "err-id_front-0-location", "Name the location"),
+    ({"leaders-0-count": ""}, "err-id_leaders-0-count", "How many?"),
+    ({"weapons-0-name": ""}, "err-id_weapons-0-name", "Name the weapon"),
+])
+def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, world, changes, slot, words):
+    data = editor(client, world.designer, world.sheet)
+    data.update(changes)
+    response = save(client, world.sheet, data)
+    assert response.status_code == 400
+    assert words in errors_at(response, slot)
+    assert "Nothing was saved" in body(response)
+    assert unchanged(world.sheet)
+    # the designer's values are still in the form
+    after = form_data(response, "sheet-form")
+    assert all(after.get(k, "") == v for k, v in changes.items())
+
+
+def test_several_problems_are_all_shown_at_once(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data.update({"crew_total": "2", "front-0-av": "-1", "pen_5": "1"})
+    response = save(client, world.sheet, data)
+    assert response.status_code == 400
+    assert "Too few men" in errors_at(response, "err-id_crew_total")
+    assert "negative" in errors_at(response, "err-id_front-0-av")
+    assert "lower than the column before" in errors_at(response, "err-id_pen_5")
+    assert unchanged(world.sheet)
+
+
+def test_a_blank_draft_may_be_saved_with_numbers_still_missing(client, world):
+    signed_in(client, world.designer)
+    response = client.post(reverse("sheet_new"), {"club": world.club.pk})
+    draft = BunkerSheet.objects.get(club=world.club, slug="new-bunker")
+    assert response["Location"] == reverse("sheet_edit", args=[draft.pk])
+    data = editor(client, world.designer, draft)
+    assert data["front-0-location"] == "Walls" and data["front-0-av"] == ""
+    data["name"] = "Hill 112 pillbox"
+    assert save(client, draft, data).status_code == 302
+    draft.refresh_from_db()
+    assert draft.name == "Hill 112 pillbox" and draft.locations["front"][0]["av"] is None
+    response = client.get(reverse("sheet_edit", args=[draft.pk]))
+    assert "Not ready for play yet" in body(response)
+
+
+# ---------------------------------------------------------------------------------- live preview
+
+def test_the_live_preview_recomputes_the_card_and_refreshes_every_error_slot(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data.update({"crew_total": "20", "front-0-av": "-3", "reference": "", "target": ""})
+    response = client.post(reverse("sheet_preview", args=[world.sheet.pk]), data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = body(response)
+    assert "<html" not in html and "Men free to fire rifles: 7" in html  # (20 - 6) // 2
+    assert 'id="err-id_front-0-av" class="field-error" aria-live="polite" hx-swap-oob="true"' in html
+    assert "Must not be negative (-3)" in html
+    assert 'id="err-id_crew_total" class="field-error" aria-live="polite" hx-swap-oob="true"></div>' in html
+    assert unchanged(world.sheet)
+
+
+def test_preview_odds_against_a_chosen_reference_gun(client, world):
+    data = editor(client, world.designer, world.sheet)
+    catalogue_75 = "w%d" % __import__("apps.armies.models", fromlist=["Weapon"]).Weapon.objects.get(
+        ruleset="dh", slug="7-5cm").pk
+    data["reference"] = catalogue_75
+    response = client.post(reverse("sheet_preview", args=[world.sheet.pk]), data, HTTP_HX_REQUEST="true")
+    cells = [td.text() for td in page(response).find("preview-reference-odds").find_all("td")]
+    # 7.5cm row 17 35 53 70 88 105 123 140 158 175 against front Walls 75 (1–8) / Vision 10 (9–10):
+    # walls penetrated on 5+ (6/10), vision always: 8/10 × 6/10 + 2/10 = 34/50 = 68 %
+    assert cells[0] == "68% 17/25"
+    assert cells[3] == "90% 9/10"  # top AV 25: only the d10 <2 column (17) falls short
+    rows = page(response).find("preview-weapon-odds").find_all("tr")
+    assert rows[1].find_all("th")[0].text() == "45mm"  # the card's main gun row
+
+
+def test_riflemen_with_all_crew_and_undermanned(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data["weapons-0-crew"] = "all"
+    response = client.post(reverse("sheet_preview", args=[world.sheet.pk]), data, HTTP_HX_REQUEST="true")
+    assert "Men free to fire rifles: 0" in body(response) and "whole crew serves the weapons" in body(response)
+
+
+# ---------------------------------------------------------------------------------- conflicts
+
+def test_saving_over_someone_elses_change_is_a_conflict_not_an_overwrite(client, world, django_user_model):
+    from django.test import Client
+
+    mine = editor(client, world.designer, world.sheet)
+    other = Client()
+    theirs = editor(other, world.designer_b, world.sheet)
+    theirs["name"] = "Dan's Loghouse"
+    assert save(other, world.sheet, theirs).status_code == 302
+
+    mine["name"] = "Dora's Loghouse"
+    mine["dm"] = "2"
+    response = save(client, world.sheet, mine)
+    assert response.status_code == 409
+    world.sheet.refresh_from_db()
+    assert world.sheet.name == "Dan's Loghouse" and world.sheet.dm == 0 and world.sheet.version == 2
+    conflict = page(response).find("conflict").text()
+    assert "Someone else saved this sheet" in conflict and "You opened version 1; it is now version 2" in conflict
+    assert "Name" in conflict and "DM" in conflict
+    assert "Dan's Loghouse" in text_of(response, "theirs-title")
+    again = form_data(response, "sheet-form")
+    assert again["name"] == "Dora's Loghouse" and again["version"] == "2"
+
+    # having seen theirs, saving again is a deliberate overwrite
+    assert save(client, world.sheet, again).status_code == 302
+    world.sheet.refresh_from_db()
+    assert world.sheet.name == "Dora's Loghouse" and world.sheet.version == 3
+
+
+# ---------------------------------------------------------------------------------- clone, new, print
+
+def test_clone_a_library_sheet_into_my_club(client, world):
+    library = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    response = signed_in(client, world.designer).post(reverse("sheet_clone", args=[library.pk]),
+                                                      {"club": world.club.pk})
+    clone = BunkerSheet.objects.get(club=world.club, slug="german-concrete-blockhouse")
+    assert response.status_code == 302 and response["Location"] == reverse("sheet_edit", args=[clone.pk])
+    assert {k: v for k, v in sheet_body(clone).items()} == sheet_body(library)
+    again = signed_in(client, world.designer).post(reverse("sheet_clone", args=[library.pk]), {"club": world.club.pk})
+    assert again.status_code == 302
+    assert BunkerSheet.objects.filter(club=world.club, slug="german-concrete-blockhouse-2").exists()
+    assert BunkerSheet.objects.filter(club=None).count() == 9
+
+
+def test_the_sheet_page_offers_edit_and_clone_to_designers_only(client, world):
+    html = body(signed_in(client, world.designer).get(reverse("sheet", args=[world.library.pk])))
+    assert reverse("sheet_edit", args=[world.library.pk]) not in html
+    assert reverse("sheet_clone", args=[world.library.pk]) in html and "Library sheets are read-only" in html
+    html = body(client.get(reverse("sheet", args=[world.sheet.pk])))
+    assert reverse("sheet_edit", args=[world.sheet.pk]) in html
+    html = body(signed_in(client, world.player).get(reverse("sheet", args=[world.sheet.pk])))
+    assert reverse("sheet_edit", args=[world.sheet.pk]) not in html and reverse("sheet_clone", args=[world.sheet.pk]) not in html
+    assert reverse("sheet_print", args=[world.sheet.pk]) in html and reverse("sheet_export", args=[world.sheet.pk]) in html
+
+
+def test_print_page_renders_one_card_with_the_print_stylesheet(client, world):
+    response = signed_in(client, world.player).get(reverse("sheet_print", args=[world.library.pk]))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    html = body(response)
+    assert "css/print.css" in html and "js/designer.js" in html
+    assert html.count('class="print-card"') == 1 and 'class="js-print button-primary" hidden' in html
+    assert text_of(response, "sheet-title") == "Soviet AT/HMG Loghouse"
+
+
+def test_reference_page_lists_armour_classes_and_templates(client, world):
+    response = signed_in(client, world.player).get(reverse("sheet_reference"))
+    assert response.status_code == 200
+    assert_csp_clean(response)
+    walls = {row.find_all("th")[0].text(): row.find_all("td")[0].text()
+             for row in page(response).find("wall-classes").find_all("tr")[1:]}
+    assert walls["Brick"] == "6" and walls["Concrete, reinforced"] == "9" and walls["Timber, light (burns)"] == "3"
+    roofs = page(response).find("roof-classes").text()
+    assert "Thatch (burns) 1" in roofs
+    rows = {r.find_all("th")[0].text(): [td.text() for td in r.find_all("td")]
+            for r in page(response).find("blueprints").find_all("tr")[1:]}
+    assert rows["Brick house, 2 floors"][-3:] == ["4", "20", "24"]
+
+
+def test_template_damage_points_scale_with_the_variant():
+    house = blueprints.BY_KEY["house-brick-2"]
+    assert [house.points(v) for v in (1, 2, 3)] == [4, 20, 24]  # seed 000: 24 suits variant 3
+    for b in blueprints.BLUEPRINTS:
+        assert b.points(1) < b.points(2) <= b.points(3)
+        assert b.points(0) == b.points(3)  # no variant chosen: the variant-3 figure as a reference
+    assert {b.key for b in blueprints.BLUEPRINTS} >= {
+        *(f"house-{m}-{n}" for m in ("brick", "timber", "stone") for n in (1, 2, 3)),
+        "church", "barn", "shed", "foxhole", "trench", "weapon-emplacement"}
+    assert blueprints.BY_KEY["house-timber-2"].toughness < house.toughness < blueprints.BY_KEY["house-stone-2"].toughness
+
+
+# ---------------------------------------------------------------------------------- who may do what
+
+def test_players_and_library_sheets_are_read_only(client, world):
+    data = editor(client, world.designer, world.sheet)
+    data["name"] = "Hijacked"
+    signed_in(client, world.player)
+    assert client.get(reverse("sheet_edit", args=[world.sheet.pk])).status_code == 403
+    assert save(client, world.sheet, data).status_code == 403
+    assert client.post(reverse("sheet_preview", args=[world.sheet.pk]), data).status_code == 403
+    assert client.post(reverse("sheet_clone", args=[world.library.pk]), {"club": world.club.pk}).status_code == 403
+    assert client.post(reverse("sheet_new"), {"club": world.club.pk}).status_code == 403
+    assert unchanged(world.sheet)
+
+    signed_in(client, world.designer)
+    assert client.get(reverse("sheet_edit", args=[world.library.pk])).status_code == 403
+    assert save(client, world.library, data).status_code == 403
+    assert unchanged(world.library)
+
+
+def test_other_clubs_sheets_are_not_found(client, world):
+    signed_in(client, world.designer)
+    for name in ("sheet_edit", "sheet_export", "sheet_print", "sheet"):
+        assert client.get(reverse(name, args=[world.their_sheet.pk])).status_code == 404, name
+    assert client.post(reverse("sheet_preview", args=[world.their_sheet.pk])).status_code == 404
+    assert client.post(reverse("sheet_clone", args=[world.their_sheet.pk]), {"club": world.club.pk}).status_code == 404
+    # nor can a designer clone into a club they do not design for
+    assert client.post(reverse("sheet_clone", args=[world.library.pk]), {"club": world.other.pk}).status_code == 403
+    assert not BunkerSheet.objects.filter(club=world.other, slug=world.library.slug).exists()
+
+
+def test_anonymous_visitors_are_sent_to_sign_in(client, world):
+    for url in (reverse("sheet_edit", args=[world.sheet.pk]), reverse("sheet_import"), reverse("sheet_reference"),
+                reverse("sheet_print", args=[world.sheet.pk])):
+        assert client.get(url).status_code == 302, url
+
+
+# ---------------------------------------------------------------------------------- in a real browser
+
+@pytest.fixture
+def chromium(monkeypatch):
+    """Debian's headless Chromium through Playwright (bin/test installs it)."""
+    import os
+
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.skip("/usr/bin/chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from django.db import connections
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        yield browser
+        browser.close()
+        # Inside Playwright's context Django hands out separate connections (they are context-local);
+        # close them here, or the test database cannot be dropped at the end of the run.
+        connections.close_all()
+
+
+def browser_sign_in(page, live_server, account, password="pw-for-tests-123"):
+    page.goto(live_server.url + reverse("login"))
+    page.fill("#id_username", account.username)
+    page.fill("#id_password", password)
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_author_a_bunker_from_the_blank_card_on_a_phone(chromium, live_server, settings):
+    """Tap "new sheet", type the card; errors and the card follow as you type; save; it prints on one page."""
+    import re
+
+    load_reference()
+    club = Club.objects.create(name="Home Guard", slug="home-guard")
+    designer = user("dora", club, Role.DESIGNER)
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    browser_sign_in(page, live_server, designer)
+    page.goto(live_server.url + reverse("sheet_list"))
+    with page.expect_navigation():
+        page.get_by_role("button", name="New sheet from the blank card").tap()
+    assert page.evaluate("document.documentElement.scrollWidth") == 390  # one column, nothing sideways
+
+    page.fill("#id_name", "Phone pillbox")
+    page.fill("#id_crew_total", "6")
+    for field, value in (("front-0-av", "60"), ("front-1-av", "-4"), ("side-0-av", "50"), ("rear-0-av", "40"),
+                         ("rear-1-av", "20"), ("top_av", "20"), ("weapons-0-crew", "3"),
+                         ("weapons-0-name", "MG34 HMG")):
+        page.fill(f"#id_{field}", value)
+    # expect() polls from outside the page: the CSP forbids the eval a wait_for_function string needs
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(page.locator("#err-id_front-1-av")).to_have_text("Must not be negative (-4)")
+    expect(page.locator("#preview-riflemen")).to_contain_text("Men free to fire rifles: 1")
+    expect(page.locator("#preview-title")).to_have_text("Phone pillbox")
+    page.fill("#id_front-1-av", "10")
+    expect(page.locator("#err-id_front-1-av")).to_have_text("")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save sheet").tap()
+    sheet = BunkerSheet.objects.get(club=club, name="Phone pillbox")
+    assert sheet.locations["front"][1]["av"] == 10 and sheet.weapons[0]["crew"] == 3 and sheet.version == 2
+
+    page.goto(live_server.url + reverse("sheet_print", args=[sheet.pk]))
+    assert page.locator(".js-print").is_visible()
+    for paper in ("A4", "Letter"):
+        assert len(re.findall(rb"/Type\s*/Page[^s]", page.pdf(format=paper))) == 1, paper
+    assert problems == []
+    context.close()

@@ -15,12 +15,16 @@ PRODUCTION = {
 }
 
 
+def fresh_env(**env):
+    """This environment without the settings under test, plus `env`. The browser tests'
+    DJANGO_ALLOW_ASYNC_UNSAFE goes too: the deploy check rightly refuses it."""
+    unset = {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    return {**{k: v for k, v in os.environ.items() if k not in unset}, **env}
+
+
 def manage(*args, **env):
-    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL"}}
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True,
-        timeout=60,
-    )
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=fresh_env(**env), capture_output=True,
+                          text=True, timeout=60)
 
 
 def one_line_error(result):

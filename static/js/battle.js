@@ -22,15 +22,29 @@
     }
   });
 
-  // A poll answer that left before a newer change reached this page must not roll it back.
-  document.addEventListener("htmx:beforeSwap", function (event) {
+  // A poll answer that left before a newer change reached this page must not roll it back. Every
+  // action's answer replaces #poller, so a poll in flight meanwhile answers to the old, detached
+  // element: no document listener hears that, and htmx would look for the out-of-band targets inside
+  // it (htmx:oobErrorNoTarget). Such an answer is dropped; the new poller asks again with what the
+  // page now holds. The guard therefore sits on each poller element itself.
+  function guardPoll(event) {
     var xhr = event.detail.xhr;
-    if (event.detail.elt.id !== "poller" || !xhr) return;
-    var version = parseInt(xhr.getResponseHeader("X-Battle-Version") || "0", 10);
+    if (!event.currentTarget.isConnected) {
+      event.detail.shouldSwap = false;
+      return;
+    }
+    var version = parseInt((xhr && xhr.getResponseHeader("X-Battle-Version")) || "0", 10);
     if (version && version < pollerVersion()) event.detail.shouldSwap = false;
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var poller = event.detail.elt;
+    if (poller.id !== "poller" || poller.redoubtGuarded) return;
+    poller.redoubtGuarded = true;
+    poller.addEventListener("htmx:beforeSwap", guardPoll);
   });
 
   // 403 from the poll: the watch token expired (or access was withdrawn). A reload gets a fresh one.
+  // The server also says HX-Refresh, which htmx obeys first; this covers a proxy that drops it.
   document.addEventListener("htmx:responseError", function (event) {
     if (event.detail.elt.id === "poller" && event.detail.xhr.status === 403) window.location.reload();
   });

@@ -17,7 +17,7 @@ from apps.campaigns.models import Scenario
 from apps.structures.formats import dumps
 from apps.structures.models import BunkerSheet, Opening, Structure
 from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of  # noqa: F401
-from tests.structures.test_sheet_editor import browser_sign_in, chromium, form_data  # noqa: F401 - chromium is a fixture
+from tests.structures.test_sheet_editor import browser_sign_in, form_data
 
 
 @pytest.fixture
@@ -468,11 +468,11 @@ def test_scenario_list(client, demo):
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_drag_a_structure_on_the_map(chromium, live_server):
+def test_drag_a_structure_on_the_map(browser, live_server):
     call_command("demo", verbosity=0)
     scenario = Scenario.objects.get(name="Village crossroads")
     barn = scenario.structures.get(name="Thatched barn")
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems = []
     page.on("pageerror", lambda error: problems.append(str(error)))
     browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")

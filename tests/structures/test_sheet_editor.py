@@ -392,27 +392,6 @@ def test_anonymous_visitors_are_sent_to_sign_in(client, world):
 
 # ---------------------------------------------------------------------------------- in a real browser
 
-@pytest.fixture
-def chromium(monkeypatch):
-    """Debian's headless Chromium through Playwright (bin/test installs it)."""
-    import os
-
-    if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("/usr/bin/chromium is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from django.db import connections
-
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        yield browser
-        browser.close()
-        # Inside Playwright's context Django hands out separate connections (they are context-local);
-        # close them here, or the test database cannot be dropped at the end of the run.
-        connections.close_all()
-
-
 def browser_sign_in(page, live_server, account, password="pw-for-tests-123"):
     page.goto(live_server.url + reverse("login"))
     page.fill("#id_username", account.username)
@@ -423,14 +402,14 @@ def browser_sign_in(page, live_server, account, password="pw-for-tests-123"):
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_author_a_bunker_from_the_blank_card_on_a_phone(chromium, live_server, settings):
+def test_author_a_bunker_from_the_blank_card_on_a_phone(browser, live_server, settings):
     """Tap "new sheet", type the card; errors and the card follow as you type; save; it prints on one page."""
     import re
 
     load_reference()
     club = Club.objects.create(name="Home Guard", slug="home-guard")
     designer = user("dora", club, Role.DESIGNER)
-    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = context.new_page()
     problems = []
     page.on("pageerror", lambda error: problems.append(str(error)))

@@ -1,0 +1,484 @@
+"""HTTP speed of the battle screen under gunicorn: the attack POST and the unchanged poll, each beside
+a do-nothing Django view (/healthz) measured in the same run, with wrk from 127.0.0.1.
+
+    .venv/bin/python bench/bench_http.py                  # full run, about 2 minutes
+    .venv/bin/python bench/bench_http.py --quick          # 4 s per measurement, smoke run
+    .venv/bin/python bench/bench_http.py --sweep 2,3,4,6  # also compare gunicorn worker counts
+
+What it does, every time from scratch:
+1. drops and recreates the PostgreSQL database `redoubt_bench` on 127.0.0.1:5432 (user postgres),
+   migrates it and loads the demo (`manage.py demo`);
+2. prepares the demo battle so one attack can be repeated thousands of times and stay valid:
+   Bolt Action with `options["track_actions"] = False` (a club that tracks orders with its own order
+   dice: a unit may fire again) and the Field gun team also carrying "HE shell, D6 in buildings"
+   (a D6 shell never collapses a building, so the target house and squad stay); the attack is that
+   shell at Grenadier Squad 1 on floor 1 of the Brick house at the crossroads, "roll for me";
+3. starts gunicorn with the production settings (DEBUG=0, manifest static files) and
+   CONN_MAX_AGE=600, signs in as alice for a session cookie and CSRF token, and reads the poll's
+   version, map version, newest entry and watch token from the battle page;
+4. runs wrk (-t2 -c16 --latency, bounded in time) against /healthz, the unchanged poll (must answer
+   204) and the attack POST (a Lua script gives every request a fresh client_token and sends the
+   session cookie, X-CSRFToken and HX-Request: true), then checks the attacks were real
+   resolutions: every answer says "Resolved #…" and the log grew by one entry per answer;
+5. does the same again with CONN_MAX_AGE=0 (a new database connection per request) to show what
+   persistent connections are worth.
+
+Raw wrk output goes to bench/results/ (git-ignored). Exits non-zero if a target fails.
+Targets (issue 5, item 13), at 16 connections on these 2-core machines:
+the attack POST ≥ 0.06× the do-nothing view's requests/s with p99 < 100 ms; the unchanged poll ≥ 0.35×.
+"""
+
+import argparse
+import http.client
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from http.cookies import SimpleCookie
+from pathlib import Path
+from urllib.parse import urlencode
+
+BASE = Path(__file__).resolve().parent.parent
+RESULTS = BASE / "bench" / "results"
+VENV_BIN = Path(sys.executable).parent
+DB_NAME = "redoubt_bench"
+DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
+DEMO_BATTLE = "Village crossroads — session 1"
+PASSWORD = "redoubt-demo"
+SECRET_KEY = "bench-" + secrets.token_urlsafe(48)
+
+ATTACK_RATIO, ATTACK_P99_MS, POLL_RATIO = 0.06, 100.0, 0.35
+
+# Every request gets its own client_token (a canonical UUID, or the server would treat it as missing):
+# <run prefix>-<thread>-4000-8000-<counter>. The Lua also checks each answer is a resolution.
+ATTACK_LUA = r"""
+local threads = {}
+local next_id = 0
+function setup(thread)
+  next_id = next_id + 1
+  thread:set("id", next_id)
+  table.insert(threads, thread)
+end
+function init(args)
+  counter = 0
+  resolved = 0
+  other = 0
+end
+request = function()
+  counter = counter + 1
+  local token = string.format("%s-%04x-4000-8000-%012x", "{prefix}", id, counter)
+  return wrk.format("POST", "{path}", nil, "{body}" .. token)
+end
+function response(status, headers, body)
+  if status == 200 and string.find(body, "Resolved #", 1, true) then
+    resolved = resolved + 1
+  else
+    other = other + 1
+  end
+end
+function done(summary, latency, requests)
+  local r, o = 0, 0
+  for _, t in ipairs(threads) do
+    r = r + t:get("resolved")
+    o = o + t:get("other")
+  end
+  io.write(string.format("CHECK answered=%d other=%d\n", r, o))
+end
+wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
+wrk.headers["Cookie"] = "{cookie}"
+wrk.headers["X-CSRFToken"] = "{csrf}"
+wrk.headers["HX-Request"] = "true"
+"""
+
+POLL_LUA = r"""
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+end
+function init(args)
+  answered = 0
+  other = 0
+end
+function response(status, headers, body)
+  if status == 204 then answered = answered + 1 else other = other + 1 end
+end
+function done(summary, latency, requests)
+  local a, o = 0, 0
+  for _, t in ipairs(threads) do
+    a = a + t:get("answered")
+    o = o + t:get("other")
+  end
+  io.write(string.format("CHECK answered=%d other=%d\n", a, o))
+end
+"""
+
+
+def log(message):
+    print(message, flush=True)
+
+
+# The database -----------------------------------------------------------------------------------
+
+def server_env(settings_dir, conn_max_age):
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(settings_dir), str(BASE)]),
+        "DJANGO_SETTINGS_MODULE": "bench_settings",
+        "DATABASE_URL": DATABASE_URL,
+        "CONN_MAX_AGE": str(conn_max_age),
+        "DEBUG": "0",
+        "SECRET_KEY": SECRET_KEY,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_COOKIES": "0",
+        "LOG_LEVEL": "ERROR",
+    }
+
+
+def recreate_database():
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DB_NAME}")
+
+
+def setup_django(env):
+    """This process reads and prepares the bench database with the app's own models."""
+    os.environ.update({k: v for k, v in env.items() if k not in ("PYTHONPATH",)})
+    sys.path[:0] = [p for p in env["PYTHONPATH"].split(os.pathsep) if p not in sys.path]
+    import django
+
+    django.setup()
+
+
+def prepare_battle():
+    from apps.armies.models import Unit, UnitWeapon, Weapon
+    from apps.battles.models import Battle
+    from apps.structures.models import Structure
+
+    battle = Battle.objects.get(name=DEMO_BATTLE)
+    battle.options = {**(battle.options or {}), "track_actions": False}
+    battle.save(update_fields=["options"])
+    gun = Unit.objects.get(army__battle=battle, army__side="A", name="Field gun team")
+    d6 = Weapon.objects.get(ruleset="ba", slug="he-d6")
+    UnitWeapon.objects.get_or_create(unit=gun, weapon=d6, defaults={"count": 1})
+    house = Structure.objects.get(battle=battle, name="Brick house at the crossroads")
+    squad = Unit.objects.get(army__battle=battle, army__side="B", name="Grenadier Squad 1")
+    assert squad.floor.structure_id == house.pk
+    return battle, {
+        "action": "ba_he", "attacker": f"u{gun.pk}", "weapon": f"w{d6.pk}", "structure": f"s{house.pk}",
+        "target": f"u{squad.pk}", "hit": "yes", "went_down": "no", "pins": "1", "dice_mode": "server",
+        "card": f"s{house.pk}",
+    }
+
+
+def log_count(battle):
+    from django.db import connection
+
+    from apps.battles.models import LogEntry
+
+    count = LogEntry.objects.filter(battle=battle).count()
+    connection.close()  # hold no connection between measurements
+    return count
+
+
+def settled_count(battle):
+    """The log's size once the attacks still in flight when wrk stopped have been resolved too."""
+    count, deadline = log_count(battle), time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        again = log_count(battle)
+        if again == count:
+            return count
+        count = again
+    return count
+
+
+# gunicorn -----------------------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, env, workers, logfile):
+        self.port = free_port()
+        self.logfile = logfile
+        self.process = subprocess.Popen(
+            [str(VENV_BIN / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{self.port}",
+             "--workers", str(workers), "--log-level", "warning"],
+            cwd=BASE, env=env, stdout=logfile.open("wb"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"gunicorn exited with {self.process.returncode}:\n{logfile.read_text()[-3000:]}")
+            try:
+                if request(self.port, "GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            self.stop()
+            raise SystemExit(f"gunicorn did not answer /healthz in 60 s:\n{logfile.read_text()[-3000:]}")
+        # Every worker imports and connects lazily: warm them all before measuring anything.
+        for _ in range(workers * 8):
+            request(self.port, "GET", "/healthz")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def request(port, method, path, form=None, cookies=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    sent = dict(headers or {})
+    if cookies:
+        sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    body = None
+    if form is not None:
+        body = urlencode(form)
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
+    conn.request(method, path, body=body, headers=sent)
+    response = conn.getresponse()
+    text = response.read().decode()
+    conn.close()
+    if cookies is not None:
+        for raw in response.headers.get_all("Set-Cookie") or []:
+            for name, morsel in SimpleCookie(raw).items():
+                cookies[name] = morsel.value
+    return response.status, response.headers, text
+
+
+def field(html, name):
+    match = re.search(rf'<input[^>]*name="{name}"[^>]*value="([^"]*)"', html)
+    if not match:
+        raise SystemExit(f"no input {name!r} on the battle page")
+    return match.group(1)
+
+
+def sign_in(port, battle):
+    cookies = {}
+    _, _, page = request(port, "GET", "/accounts/login/", cookies=cookies)
+    status, headers, _ = request(port, "POST", "/accounts/login/", cookies=cookies, form={
+        "username": "alice", "password": PASSWORD, "csrfmiddlewaretoken": field(page, "csrfmiddlewaretoken"),
+    })
+    if status != 302 or "sessionid" not in cookies:
+        raise SystemExit(f"signing in as alice failed ({status})")
+    return cookies
+
+
+def poll_query(port, battle, cookies):
+    """What the battle page's #poller holds right now."""
+    status, _, page = request(port, "GET", f"/battles/{battle.pk}/", cookies=cookies)
+    if status != 200:
+        raise SystemExit(f"the battle page answered {status}")
+    block = page[page.index('id="poller"'):]
+    block = block[:block.index("</div>")]
+    return {name: field(block, name) for name in ("v", "m", "after", "t")}
+
+
+# wrk --------------------------------------------------------------------------------------------
+
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def run_wrk(url, label, args, stamp, script=None):
+    # A generous timeout: wrk leaves requests slower than it out of the latency figures altogether.
+    command = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s", "--timeout", "30s",
+               "--latency"]
+    if script:
+        command += ["-s", str(script)]
+    command.append(url)
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{stamp}-{label}.txt").write_text(" ".join(command) + "\n\n" + out)
+    return parse_wrk(out)
+
+
+def parse_wrk(out):
+    def latency(pct):
+        m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        return float(m.group(1)) * UNITS[m.group(2)] if m else float("nan")
+
+    check = re.search(r"CHECK answered=(\d+) other=(\d+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+        "p50": latency(50), "p99": latency(99),
+        "non2xx": int(non2xx.group(1)) if non2xx else 0,
+        "socket_errors": errors.group(1).strip() if errors else "",
+        "answered": int(check.group(1)) if check else None, "other": int(check.group(2)) if check else None,
+    }
+
+
+def write_script(target, template, **values):
+    text = template
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value.replace("\\", "\\\\").replace('"', '\\"'))
+    target.write_text(text)
+    return target
+
+
+def measure(env, workers, args, stamp, label, battle, attack, tmp):
+    """Start gunicorn, run the three measurements, stop it. Returns {name: wrk figures}."""
+    server = Server(env, workers, tmp / f"gunicorn-{label}.log")
+    try:
+        port = server.port
+        base = f"http://127.0.0.1:{port}"
+        cookies = sign_in(port, battle)
+        page_path = f"/battles/{battle.pk}/"
+
+        # One attack by hand first: the body the Lua sends must resolve, not come back as a form error.
+        status, _, text = request(port, "POST", f"{page_path}resolve/", cookies=cookies,
+                                  form={**attack, "client_token": "00000000-0000-4000-8000-%012x" % secrets.randbits(40)},
+                                  headers={"X-CSRFToken": cookies["csrftoken"], "HX-Request": "true"})
+        if status != 200 or "Resolved #" not in text:
+            found = re.findall(r'class="(?:field-error|form-errors)[^"]*"[^>]*>(.*?)</', text)
+            raise SystemExit(f"the benchmark attack does not resolve ({status}): {found[:3]}")
+
+        results = {}
+        results["healthz"] = run_wrk(f"{base}/healthz", f"{label}-healthz", args, stamp)
+
+        held = poll_query(port, battle, cookies)
+        poll_script = write_script(tmp / "poll.lua", POLL_LUA)
+        results["poll"] = run_wrk(f"{base}{page_path}poll/?{urlencode(held)}", f"{label}-poll", args, stamp,
+                                  poll_script)
+
+        before = log_count(battle)
+        body = urlencode(attack) + "&client_token="
+        attack_script = write_script(
+            tmp / "attack.lua", ATTACK_LUA, prefix=secrets.token_hex(4), path=f"{page_path}resolve/", body=body,
+            cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
+        results["attack"] = run_wrk(f"{base}{page_path}resolve/", f"{label}-attack", args, stamp, attack_script)
+        results["attack"]["logged"] = settled_count(battle) - before
+        return results
+    finally:
+        server.stop()
+
+
+# Report -----------------------------------------------------------------------------------------
+
+def verdicts(r):
+    base = r["healthz"]["rps"]
+    poll_ratio, attack_ratio = r["poll"]["rps"] / base, r["attack"]["rps"] / base
+    checks = {
+        "poll": poll_ratio >= POLL_RATIO and r["poll"]["other"] == 0 and r["poll"]["non2xx"] == 0,
+        "attack": attack_ratio >= ATTACK_RATIO and r["attack"]["p99"] < ATTACK_P99_MS and r["attack"]["non2xx"] == 0
+        and r["attack"]["other"] == 0,
+    }
+    return poll_ratio, attack_ratio, checks
+
+
+def table(title, r):
+    poll_ratio, attack_ratio, checks = verdicts(r)
+    rows = [
+        ("do-nothing view  GET /healthz", r["healthz"], "1.000", "baseline", ""),
+        ("unchanged poll   GET …/poll/ → 204", r["poll"], f"{poll_ratio:.3f}", f"≥ {POLL_RATIO}×",
+         "PASS" if checks["poll"] else "FAIL"),
+        ("attack           POST …/resolve/", r["attack"], f"{attack_ratio:.3f}",
+         f"≥ {ATTACK_RATIO}×, p99 < {ATTACK_P99_MS:g} ms", "PASS" if checks["attack"] else "FAIL"),
+    ]
+    lines = [title, f"{'':<36} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'× healthz':>10}  {'target':<24} result"]
+    for name, w, ratio, target, verdict in rows:
+        lines.append(f"{name:<36} {w['rps']:>8.1f} {w['p50']:>8.2f} {w['p99']:>8.2f} {ratio:>10}  {target:<24} {verdict}")
+    a, p = r["attack"], r["poll"]
+    lines.append(f"checks: poll answers 204: {p['answered']}/{p['requests']} (other {p['other']}, non-2xx {p['non2xx']}); "
+                 f"attacks answered 'Resolved #…': {a['answered']}/{a['requests']} (other {a['other']}, "
+                 f"non-2xx {a['non2xx']}), log entries added: {a['logged']}")
+    errors = {k: v["socket_errors"] for k, v in r.items() if v["socket_errors"]}
+    if errors:
+        lines.append(f"socket errors: {errors}")
+    return "\n".join(lines), all(checks.values())
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=int, default=15, help="seconds per wrk run (default 15)")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4: best measured here)")
+    parser.add_argument("--sweep", default="", help="also measure these worker counts, e.g. 2,3,4,6")
+    parser.add_argument("--no-compare", action="store_true", help="skip the CONN_MAX_AGE=0 run")
+    parser.add_argument("--quick", action="store_true", help="4 s per measurement")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.duration = 4
+
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    tmp = Path(tempfile.mkdtemp(prefix="redoubt-bench-"))
+    # The production settings unchanged, except where collectstatic writes (this run's own folder).
+    (tmp / "bench_settings.py").write_text(
+        "from config.settings import *  # noqa: F403\n"
+        f"STATIC_ROOT = {str(tmp / 'static')!r}\n"
+    )
+    env = server_env(tmp, 600)
+
+    log(f"Preparing {DB_NAME}: drop, create, migrate, demo …")
+    recreate_database()
+    setup_django(env)
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    call_command("demo", verbosity=0)
+    battle, attack = prepare_battle()
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"], cwd=BASE, env=env, check=True)
+    from django.db import connection
+
+    connection.close()
+
+    load = os.getloadavg()
+    log(f"cores: {os.cpu_count()}, load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    log(f"wrk -t{args.threads} -c{args.connections} -d{args.duration}s --timeout 30s --latency, from 127.0.0.1; "
+        f"raw output in bench/results/{stamp}-*.txt")
+    log("bench battle: the demo battle with track_actions off (a club using its own order dice, so the same unit "
+        "may fire again); the Field gun team's 'HE shell, D6 in buildings' at Grenadier Squad 1 in the Brick house "
+        "at the crossroads, server dice ('roll for me')\n")
+
+    ok = True
+    if args.sweep:
+        log("gunicorn worker counts (CONN_MAX_AGE=600):")
+        log(f"{'workers':>7} {'healthz req/s':>14} {'poll req/s':>11} {'attack req/s':>13} {'attack p99 ms':>14} "
+            f"{'poll ×':>7} {'attack ×':>9}")
+        for workers in [int(w) for w in args.sweep.split(",") if w.strip()]:
+            r = measure(env, workers, args, stamp, f"workers{workers}", battle, attack, tmp)
+            pr, ar, _ = verdicts(r)
+            log(f"{workers:>7} {r['healthz']['rps']:>14.1f} {r['poll']['rps']:>11.1f} {r['attack']['rps']:>13.1f} "
+                f"{r['attack']['p99']:>14.2f} {pr:>7.3f} {ar:>9.3f}")
+        log("")
+
+    main_run = measure(env, args.workers, args, stamp, "main", battle, attack, tmp)
+    text, passed = table(f"gunicorn --workers {args.workers}, CONN_MAX_AGE=600 (persistent connections):", main_run)
+    log(text + "\n")
+    ok &= passed
+
+    if not args.no_compare:
+        plain = measure(server_env(tmp, 0), args.workers, args, stamp, "conn0", battle, attack, tmp)
+        text, _ = table("the same with CONN_MAX_AGE=0 (a new database connection per request), for comparison:", plain)
+        log(text)
+        log("persistent connections (600 vs 0): " + ", ".join(
+            f"{name} {main_run[name]['rps'] / plain[name]['rps']:.2f}× the requests/s"
+            for name in ("healthz", "poll", "attack")) + "\n")
+
+    load = os.getloadavg()
+    log(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    log("ALL PASS" if ok else "SOME FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,231 @@
+"""The battle screen in a real headless Chromium at a phone's size (390×844, touch): alice signs in,
+taps the Brick townhouse on the map, fills in the attack form with her own dice, resolves it, sees
+the log and the map change, and undoes it — while bob, on his own phone, watches the same battle
+and sees both changes arrive by the poll, without reloading. No console error, uncaught exception or
+CSP violation is allowed on either phone (checked by the `watch` fixture).
+
+The plain POST-and-redirect path without JavaScript is covered in detail by the view tests; one
+small check here makes sure a real browser with JavaScript off can still tap, attack and read the log.
+"""
+
+import re
+from contextlib import contextmanager
+
+import pytest
+from playwright.sync_api import expect
+
+from apps.armies.models import Unit, Weapon
+from apps.battles.models import Battle, LogEntry
+from apps.structures.models import Structure
+from tests.browser.conftest import QUIET, sign_in
+
+pytestmark = [pytest.mark.browser]
+
+POLL_WAIT_MS = 6_000  # the page polls every 2 s; a watcher must see a change well within three polls
+
+
+def ids(battle):
+    """The demo's pieces as the page names them (s<pk>, u<pk>, w<pk>)."""
+    townhouse = Structure.objects.get(battle=battle, name="Brick townhouse")
+    units = {(u.army.side, u.name): f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle).select_related("army")}
+    shell = Weapon.objects.get(ruleset="ba", slug="he-2d6")
+    return townhouse, f"s{townhouse.pk}", units, f"w{shell.pk}"
+
+
+def newest_seq(battle):
+    return LogEntry.objects.filter(battle=battle).order_by("-seq").values_list("seq", flat=True).first() or 0
+
+
+def mark_loaded(page):
+    """A marker only this document holds: if it is still there later, the page was never reloaded.
+    Main-frame navigations after this point are counted too."""
+    page.evaluate("window.__loadedOnce = 'yes'")
+    navigations = []
+    page.on("framenavigated", lambda frame: navigations.append(frame.url) if frame == page.main_frame else None)
+    return navigations
+
+
+def assert_not_reloaded(page, navigations):
+    assert page.evaluate("window.__loadedOnce") == "yes", "the page was reloaded"
+    assert navigations == [], f"the page navigated: {navigations}"
+
+
+@contextmanager
+def swapped(page, *selectors):
+    """Wait until htmx has replaced each element the action inside the block refreshes (the old ones
+    are marked first; a swapped-in element carries no mark) and the page is quiet again: no htmx
+    request in flight or queued, nothing left to settle."""
+    page.evaluate("sels => sels.forEach(s => { document.querySelector(s).dataset.stale = '1'; })", list(selectors))
+    yield
+    for selector in selectors:
+        page.wait_for_selector(f"{selector}:not([data-stale])", state="attached")
+    page.wait_for_function(QUIET)
+
+
+def choose(page, select, value):
+    """Pick an option; the form re-renders with what depends on it (weapons carried, floors, dice)."""
+    with swapped(page, "#attack-form"):
+        page.select_option(select, value)
+    expect(page.locator(select)).to_have_value(value)
+
+
+def check(page, radio):
+    with swapped(page, "#attack-form"):
+        page.check(radio)
+    expect(page.locator(radio)).to_be_checked()
+
+
+def die(page, index, face):
+    """Type one die as a thumb would (key presses: `fill` would also fire a change event no phone
+    sends). A d6 is one digit, so battle.js asks for the next die straight away."""
+    with swapped(page, "#attack-form"):
+        page.locator(f"#id_dice_{index}").press_sequentially(str(face))
+    expect(page.locator(f"#id_dice_{index}")).to_have_value(str(face))
+
+
+def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watch):
+    townhouse, sid, units, shell = ids(demo)
+    gun, squad = units[("A", "Field gun team")], units[("B", "Grenadier Squad 2")]
+    seq = newest_seq(demo) + 1  # the attack's entry; the undo will be seq + 1
+    battle_url = f"{live_server.url}/battles/{demo.pk}/"
+
+    # Bob opens the battle on his phone and only watches from now on.
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    bob.goto(battle_url)
+    expect(bob.locator(f'#map [data-structure="{sid}"]')).to_have_class(re.compile(r"\bst-intact\b"))
+    bob_navigations = mark_loaded(bob)
+
+    # Alice signs in and opens the battle from her home page.
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.get_by_role("link", name=re.compile(re.escape(demo.name))).first.click()
+    alice.wait_for_selector("#map")
+    assert alice.url.rstrip("/").endswith(f"/battles/{demo.pk}")
+    alice_navigations = mark_loaded(alice)
+
+    # Tap the townhouse: its card opens and the attack form targets it.
+    shape = alice.locator(f'#map [data-structure="{sid}"]')
+    expect(shape).to_have_class(re.compile(r"\bst-intact\b"))
+    with swapped(alice, "#card", "#attack-form"):
+        shape.tap()
+    expect(alice.locator("#card-title")).to_have_text("Brick townhouse")
+    expect(alice.locator("#card")).to_contain_text("Grenadier Squad 2")
+    expect(alice.locator("#card-target")).to_have_value(sid)
+    expect(alice.locator("#id_structure")).to_have_value(sid)
+    expect(shape).to_have_class(re.compile(r"\bis-selected\b"))
+
+    # The attack: the field gun's 2D6 HE shell at the squad on the ground floor.
+    expect(alice.locator("#id_action")).to_have_value("ba_he")
+    choose(alice, "#id_attacker", gun)
+    expect(alice.locator("#id_weapon option")).to_have_text(["Choose a weapon", "HE shell, 2D6 in buildings"])
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", squad)
+
+    # "I rolled": no die to enter until the rules know what to roll for.
+    check(alice, '#id_dice_mode input[value="player"]')
+    expect(alice.locator(".die-input")).to_have_count(0)
+    expect(alice.locator("#dice")).to_contain_text("Fill in the inputs above")
+    check(alice, '#id_hit input[value="no"]')  # a miss rolls nothing
+    expect(alice.locator(".die-input")).to_have_count(0)
+    expect(alice.locator("#dice")).to_contain_text("needs no dice")
+    check(alice, '#id_hit input[value="yes"]')  # a hit: the shell's 2D6, both dice of the one roll
+    expect(alice.locator(".die-input")).to_have_count(2)
+    expect(alice.locator("label[for=id_dice_0]")).to_contain_text("HE hits")
+    expect(alice.locator("label[for=id_dice_1]")).to_contain_text("second d6")
+    expect(alice.locator("#id_dice_0")).to_have_attribute("max", "6")
+    expect(alice.locator("#odds")).to_contain_text("collapse", ignore_case=True)
+    die(alice, 0, 6)
+    expect(alice.locator("#id_dice_1")).to_be_focused()  # straight on to the next die
+    die(alice, 1, 5)
+    expect(alice.locator(".die-input")).to_have_count(2)  # 11 hits: nothing more to roll
+
+    # Resolve, with one of alice's own polls held in flight across it (what happens at the table
+    # whenever a tap lands during a poll): the answer's new #poller replaces the one that asked, and
+    # the late poll answer must be dropped quietly, not rolled back onto the page nor logged as errors.
+    held = []
+    alice.route("**/poll/**", lambda route: held.append(route))
+    with alice.expect_request(lambda r: "/poll/" in r.url, timeout=POLL_WAIT_MS):
+        pass
+    alice.evaluate("sels => sels.forEach(s => { document.querySelector(s).dataset.stale = '1'; })",
+                   ["#attack-form", "#map", "#card", "#poller"])
+    alice.click("button.resolve")
+    expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
+    for selector in ("#attack-form", "#map", "#card", "#poller"):
+        alice.wait_for_selector(f"{selector}:not([data-stale])", state="attached")
+    assert len(held) == 1, "one poll was held across the attack"
+    held[0].continue_()  # asked with the old version: the server answers with every changed panel
+    alice.unroute("**/poll/**")
+    alice.wait_for_function(QUIET)
+    entry = alice.locator(f"#log-{seq}")
+    expect(alice.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq}")
+    expect(entry).to_contain_text("collapses")
+    expect(entry.locator(".die")).to_have_text(["6", "5"])
+    expect(entry.locator(".roll-source")).to_contain_text("rolled by")
+    expect(entry.locator(".roll-source-player")).to_have_count(1)
+    expect(shape).to_have_class(re.compile(r"\bst-collapsed\b"))
+    expect(shape).to_have_attribute("aria-label", re.compile(r"collapsed"))
+    expect(alice.locator("#card")).to_contain_text("ollapsed")
+    townhouse.refresh_from_db()
+    assert townhouse.collapsed
+    logged = LogEntry.objects.get(battle=demo, seq=seq)
+    assert logged.action == "ba_he" and [d["faces"] for d in logged.dice] == [[6, 5]]
+
+    # Bob's phone gets it by the poll, without a reload.
+    bob_shape = bob.locator(f'#map [data-structure="{sid}"]')
+    expect(bob.locator(f"#log-{seq}")).to_contain_text("collapses", timeout=POLL_WAIT_MS)
+    expect(bob.locator(f"#log-{seq} .die")).to_have_text(["6", "5"])
+    expect(bob_shape).to_have_class(re.compile(r"\bst-collapsed\b"))
+    assert_not_reloaded(bob, bob_navigations)
+
+    # Undo: the entry stays, marked undone, followed by the undo; the townhouse stands again.
+    undo = alice.locator(".undo-button")
+    expect(undo).to_have_text(f"Undo #{seq}")
+    with swapped(alice, "#map", "#turns"):
+        undo.click()
+    expect(entry).to_have_class(re.compile(r"\bis-undone\b"))
+    expect(entry).to_contain_text(f"Undone by #{seq + 1}")
+    expect(alice.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq + 1}")
+    expect(alice.locator(f"#log-{seq + 1}")).to_contain_text(f"Undoes #{seq}")
+    expect(shape).to_have_class(re.compile(r"\bst-intact\b"))
+    expect(shape).not_to_have_class(re.compile(r"\bst-collapsed\b"))
+    townhouse.refresh_from_db()
+    assert not townhouse.collapsed
+    assert LogEntry.objects.filter(battle=demo, seq=seq, undone=True).exists()
+    assert_not_reloaded(alice, alice_navigations)
+
+    expect(bob.locator(f"#log-{seq}")).to_have_class(re.compile(r"\bis-undone\b"), timeout=POLL_WAIT_MS)
+    expect(bob.locator(f"#log-{seq + 1}")).to_contain_text(f"Undoes #{seq}")
+    expect(bob.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq + 1}")
+    expect(bob_shape).to_have_class(re.compile(r"\bst-intact\b"))
+    assert bob.locator(f"#log-{seq}").count() == 1  # the attack's entry once, not twice
+    assert_not_reloaded(bob, bob_navigations)
+    assert Battle.objects.get(pk=demo.pk).version == demo.version + 2
+
+
+def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, watch):
+    townhouse, sid, units, shell = ids(demo)
+    seq = newest_seq(demo) + 1
+    page = sign_in(watch("alice (no JavaScript)", javascript=False), live_server.url, "alice")
+    page.goto(f"{live_server.url}/battles/{demo.pk}/")
+    expect(page.locator("html")).not_to_have_class(re.compile(r"\bjs\b"))
+
+    # Tapping the townhouse follows its link: the page again, with the card open and the form aimed.
+    with page.expect_navigation():
+        page.locator(f'#map [data-structure="{sid}"]').tap()
+    assert f"target={sid}" in page.url
+    expect(page.locator("#card-title")).to_have_text("Brick townhouse")
+    expect(page.locator("#id_structure")).to_have_value(sid)
+
+    # Every input is on the page already; "Roll for me" is the default.
+    page.select_option("#id_attacker", units[("A", "Field gun team")])
+    page.select_option("#id_weapon", shell)
+    page.select_option("#id_target", units[("B", "Grenadier Squad 2")])
+    page.check('#id_hit input[value="yes"]')
+    expect(page.locator('#id_dice_mode input[value="server"]')).to_be_checked()
+    with page.expect_navigation():
+        page.click("button.resolve")
+    assert re.search(rf"/battles/{demo.pk}/\?target={sid}$", page.url), page.url  # 303 back to the page
+    expect(page.locator(".messages")).to_contain_text(f"#{seq}:")
+    expect(page.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq}")
+    expect(page.locator(f"#log-{seq} .die")).to_have_count(2)
+    expect(page.locator(f"#log-{seq} .roll-source")).to_contain_text("rolled by the server")
+    assert LogEntry.objects.filter(battle=demo, seq=seq, action="ba_he").exists()

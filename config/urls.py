@@ -1,13 +1,25 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from apps.campaigns import account_views
 from config.views import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
-    # Sign in and out (POST), password change and reset, with Django's own views.
-    path("accounts/", include("django.contrib.auth.urls")),
+    # Accounts: sign up and a throttled sign in are ours; signing out (POST) and the password change
+    # and reset pages are Django's views with our templates (templates/registration/).
+    path("accounts/signup/", account_views.sign_up, name="signup"),
+    path("accounts/login/", account_views.SignInView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/password_reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password_reset/done/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
+         name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("battles/", include("apps.battles.urls")),
     path("", include("apps.structures.urls")),
     path("", include("apps.campaigns.urls")),

@@ -29,6 +29,7 @@ from apps.campaigns import permissions
 from apps.campaigns.models import Role
 from apps.structures.models import Floor
 from apps.structures.views import openings_by_side, weapons_lost
+from config.responses import see_other
 
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
 LOG_PAGE_SIZE = 50
@@ -538,7 +539,7 @@ def battle_resolve(request, pk):
     target = data.get("structure", "")
     if not request.htmx:
         messages.success(request, f"#{entry.seq}: {entry.summary}")
-        return _see_other(page_url(battle, target=target))
+        return see_other(page_url(battle, target=target))
     battle.refresh_from_db()
     board = load_board(battle)
     viewer = viewer_for(request.user, battle, board.armies)
@@ -618,7 +619,7 @@ def _after_change(request, battle, done, problem, *, after):
             messages.error(request, problem)
         else:
             messages.success(request, done)
-        return _see_other(page_url(battle, target=target))
+        return see_other(page_url(battle, target=target))
     battle.refresh_from_db()
     if not problem and request.POST.get("action") == "start":
         # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
@@ -633,6 +634,15 @@ def _after_change(request, battle, done, problem, *, after):
     return updates_response(request, context)
 
 
+def poll_refused(message):
+    """403 for a poll that may no longer watch (token expired, access withdrawn, link revoked). htmx
+    reloads the page on HX-Refresh before it treats the status as an error, so the phone lands on a
+    fresh page or the refusal, with nothing logged as broken."""
+    response = HttpResponseForbidden(message)
+    response["HX-Refresh"] = "true"
+    return response
+
+
 @require_GET
 def battle_poll(request, pk):
     """Has anything changed? Answered from the signed token and one small query when nothing has:
@@ -640,7 +650,7 @@ def battle_poll(request, pk):
     try:
         user_id = watch.read(request.GET.get("t"), pk)
     except watch.InvalidToken:
-        return HttpResponseForbidden("This page's watch token is invalid or has expired: reload the page.")
+        return poll_refused("This page's watch token is invalid or has expired: reload the page.")
     row = Battle.objects.filter(pk=pk).values_list("version", "map_version").first()
     if row is None:
         raise Http404("No such battle.")
@@ -648,7 +658,7 @@ def battle_poll(request, pk):
         return HttpResponse(status=204)
     role = permissions.watcher_role(user_id, pk)
     if role is None:
-        return HttpResponseForbidden("You are no longer a member of this battle's club.")
+        return poll_refused("You are no longer a member of this battle's club.")
     battle = Battle.objects.select_related("campaign", "scenario").get(pk=pk)
     board = load_board(battle)
     viewer = Viewer(user_id, role, permissions.sides_commanded(user_id, role, board.armies))
@@ -679,10 +689,3 @@ def _token(value):
         return None
     token = battle_forms.client_token(value)
     return token if token == str(value).strip().lower() else None
-
-
-def _see_other(url):
-    response = redirect(url)
-    response.status_code = 303
-    return response
-

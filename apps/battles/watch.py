@@ -1,14 +1,21 @@
 """The poll token: who is watching which battle, signed into the page so the poll never needs the
-session or the user row.
+session or the user row. And the spectator link's URL token, signed the same way.
 
 Every phone at the table asks "anything new?" every two seconds. Answering from the token and one
 battle-row query keeps that answer as cheap as a request can be; access is checked properly (is
 the token's user still a member of the club?) only when there is something to send.
+
+A spectator has no account: their poll token names the spectator link instead of a user, and the
+spectator poll checks the link is still live inside its one query.
 """
 
+import secrets
+
 from django.core import signing
+from django.utils.crypto import constant_time_compare
 
 SALT = "redoubt.battle-watch"
+LINK_SALT = "redoubt.spectator-link"
 MAX_AGE = 12 * 60 * 60  # a long session at the table; after that the page reloads for a new one
 
 
@@ -20,12 +27,60 @@ def issue(battle_id, user_id):
     return signing.dumps({"b": battle_id, "u": user_id}, salt=SALT, compress=False)
 
 
-def read(token, battle_id):
-    """The user id the token was issued to, if it is genuine, fresh and for this battle."""
+def _load(token, battle_id):
     try:
         data = signing.loads(token or "", salt=SALT, max_age=MAX_AGE)
     except signing.BadSignature:  # SignatureExpired is a BadSignature too
         raise InvalidToken from None
-    if not isinstance(data, dict) or data.get("b") != battle_id or not isinstance(data.get("u"), int):
+    if not isinstance(data, dict) or data.get("b") != battle_id:
+        raise InvalidToken
+    return data
+
+
+def read(token, battle_id):
+    """The user id the token was issued to, if it is genuine, fresh and for this battle. A
+    spectator's token carries no user, so it never passes here."""
+    data = _load(token, battle_id)
+    if not isinstance(data.get("u"), int) or "s" in data:
         raise InvalidToken
     return data["u"]
+
+
+def issue_spectator(battle_id, link_id):
+    return signing.dumps({"b": battle_id, "s": link_id}, salt=SALT, compress=False)
+
+
+def read_spectator(token, battle_id):
+    """The spectator link id the token was issued for, if genuine, fresh and for this battle."""
+    data = _load(token, battle_id)
+    if not isinstance(data.get("s"), int) or "u" in data:
+        raise InvalidToken
+    return data["s"]
+
+
+# The spectator link's own URL ----------------------------------------------------------------
+
+def new_link_secret():
+    return secrets.token_urlsafe(18)
+
+
+def link_token(link):
+    """What /battles/spectate/<token>/ carries: the link's id and secret, signed. No expiry: the
+    link lives until an organiser revokes it."""
+    return signing.dumps([link.pk, link.secret], salt=LINK_SALT, compress=False)
+
+
+def read_link_token(token):
+    """(link id, secret) from a genuine token; InvalidToken otherwise."""
+    try:
+        data = signing.loads(token or "", salt=LINK_SALT)
+    except signing.BadSignature:
+        raise InvalidToken from None
+    if (not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], int)
+            or not isinstance(data[1], str)):
+        raise InvalidToken
+    return data[0], data[1]
+
+
+def same_secret(link, secret):
+    return constant_time_compare(link.secret, secret)

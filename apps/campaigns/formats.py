@@ -565,8 +565,10 @@ def clean_scenario(c, data):
 
 # ---------------------------------------------------------------------------------- import
 
-def free_name(club, name):
-    taken = set(Scenario.objects.filter(club=club, name__startswith=name[:100]).values_list("name", flat=True))
+def free_name(siblings, name):
+    """`name`, or "name (2)", "name (3)"… whichever none of `siblings` (a club's scenarios or
+    campaigns) is called yet: an import never overwrites what the club has."""
+    taken = set(siblings.filter(name__startswith=name[:100]).values_list("name", flat=True))
     if name not in taken:
         return name
     n = 2
@@ -610,7 +612,7 @@ def import_scenario(data, *, club, user):
 def _write(doc, club, user):
     rules = doc["rules"]
     scenario = Scenario.objects.create(
-        club=club, author=user if user.is_authenticated else None, name=free_name(club, doc["name"]),
+        club=club, author=user if user.is_authenticated else None, name=free_name(Scenario.objects.filter(club=club), doc["name"]),
         description=doc["description"], table_width=doc["table_width"], table_depth=doc["table_depth"],
         deployment_zones=doc["deployment_zones"], **rules,
     )

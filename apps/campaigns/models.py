@@ -140,3 +140,88 @@ class Scenario(RulesOptions):
 
     def __str__(self):
         return self.name
+
+
+# Invitations, spectator links and sign-in throttling (issue 6) ----------------------------------
+
+# Read aloud at the table or typed on a phone: no 0/O or 1/I/L to mix up.
+INVITE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+INVITE_CODE_LENGTH = 8
+
+
+class Invite(models.Model):
+    """A code (and the link /join/<code>/) that makes whoever uses it a member of the club with
+    the role the organiser chose, until it expires, is used up or is revoked."""
+
+    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="invites")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.PLAYER)
+    code = models.CharField(max_length=16, unique=True)
+    expires_at = models.DateTimeField()
+    max_uses = models.PositiveIntegerField(default=1)
+    uses = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="invite_role_known"),
+            models.CheckConstraint(condition=Q(max_uses__gte=1), name="invite_max_uses_positive"),
+            # Uses are counted with an UPDATE guarded by the same condition; this is the backstop.
+            models.CheckConstraint(condition=Q(uses__lte=models.F("max_uses")), name="invite_uses_within_max"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.code} ({self.get_role_display()} of {self.club})"
+
+    def problem(self, now):
+        """Why this code cannot be used now, in words for the person typing it; None if it can."""
+        if self.revoked_at is not None:
+            return "This invitation was withdrawn by the club's organisers. Ask them for a new one."
+        if self.expires_at <= now:
+            return "This invitation has expired. Ask the club's organisers for a new one."
+        if self.uses >= self.max_uses:
+            return "This invitation has been used as many times as it allows. Ask the club's organisers for a new one."
+        return None
+
+
+class SpectatorLink(models.Model):
+    """Read-only, account-free access to one battle, for as long as the link is not revoked. The URL
+    carries a signed (link id, secret): the signature keeps ids from being guessed, the secret ties
+    the URL to this very row (an id reused after a restore into another instance opens nothing)."""
+
+    battle = models.ForeignKey("battles.Battle", on_delete=models.CASCADE, related_name="spectator_links")
+    secret = models.CharField(max_length=32)
+    label = models.CharField(max_length=80, blank=True, help_text="Who the link is for, e.g. “club night screen”")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"Spectator link {self.pk} for {self.battle_id}"
+
+
+class SignInFailure(models.Model):
+    """One sign-in attempt that has not (yet) succeeded. The throttle counts these rows: they live in
+    the database because every gunicorn process on every server must see the same count. A row is
+    written before the password is checked and deleted when it was right, so requests racing each
+    other can never get more guesses than the limit."""
+
+    username = models.CharField(max_length=150)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    at = models.DateTimeField(db_index=True)  # expired rows are purged by age
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["username", "at"], name="signin_failure_user_at"),
+            models.Index(fields=["ip", "at"], name="signin_failure_ip_at"),
+        ]
+
+    def __str__(self):
+        return f"{self.username} from {self.ip} at {self.at:%Y-%m-%d %H:%M}"

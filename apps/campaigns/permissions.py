@@ -36,6 +36,23 @@ def campaigns_for(user):
     return Campaign.objects.filter(club__in=clubs_for(user))
 
 
+def campaigns_with_role(user):
+    """`campaigns_for(user)`, each campaign carrying `viewer_role`: the user's role in its club (same query)."""
+    from django.db.models import OuterRef, Subquery
+
+    if not user.is_authenticated:
+        return campaigns_for(user)
+    return campaigns_for(user).annotate(viewer_role=Subquery(
+        Membership.objects.filter(club=OuterRef("club"), user=user).values("role")[:1]))
+
+
+def organised_clubs(user):
+    """Clubs the user organises: where they may run sessions and import a whole campaign."""
+    if not user.is_authenticated:
+        return Club.objects.none()
+    return Club.objects.filter(memberships__user=user, memberships__role=Role.ORGANISER).distinct()
+
+
 def scenarios_for(user):
     return Scenario.objects.filter(club__in=clubs_for(user))
 
@@ -150,3 +167,57 @@ def battles_with_role(user):
         return battles_for(user)
     return battles_for(user).annotate(viewer_role=Subquery(
         Membership.objects.filter(club=OuterRef("club"), user=user).values("role")[:1]))
+
+
+# Clubs: members, roles, invitations (issue 6) ---------------------------------------------------
+
+def club_or_404(user, slug):
+    """A club the user belongs to, by its slug; anyone else's is not found."""
+    return get_or_404(clubs_for(user), slug=slug)
+
+
+def may_manage_members(user, club_id):
+    """Organisers change roles, remove members, invite and revoke invitations."""
+    return is_organiser(user, club_id)
+
+
+def organisers_left(club_id, *, without_user_id=None):
+    """How many organisers the club keeps if `without_user_id` stops being one. Call it with the
+    club row locked (see club_views.locked_club) so two organisers cannot both step down at once."""
+    organisers = Membership.objects.filter(club_id=club_id, role=Role.ORGANISER)
+    if without_user_id is not None:
+        organisers = organisers.exclude(user_id=without_user_id)
+    return organisers.count()
+
+
+def invites_for(user, club_id):
+    """The club's invitations, for its organisers only."""
+    from apps.campaigns.models import Invite
+
+    if not may_manage_members(user, club_id):
+        return Invite.objects.none()
+    return Invite.objects.filter(club_id=club_id)
+
+
+# Spectators ------------------------------------------------------------------------------------
+
+def may_manage_spectators(user, club_id):
+    """Organisers hand out and revoke read-only spectator links to their club's battles."""
+    return is_organiser(user, club_id)
+
+
+def spectator_links_for(user):
+    """Spectator links of the battles the user can see (organisers manage them; 404 for others' clubs)."""
+    from apps.campaigns.models import SpectatorLink
+
+    return SpectatorLink.objects.filter(battle__club__in=clubs_for(user))
+
+
+def spectator_link_live(link_id):
+    """A filter expression: the spectator link exists for this battle and is not revoked. Meant to be
+    annotated onto the poll's one battle query (OuterRef("pk") is the battle)."""
+    from django.db.models import Exists, OuterRef
+
+    from apps.campaigns.models import SpectatorLink
+
+    return Exists(SpectatorLink.objects.filter(pk=link_id, battle_id=OuterRef("pk"), revoked_at__isnull=True))

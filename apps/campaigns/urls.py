@@ -1,11 +1,31 @@
 from django.urls import path
 
+from apps.campaigns import club_views as cv
 from apps.campaigns import scenario_views as sv
+from apps.campaigns import session_views as sess
 from apps.campaigns import views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign"),
+    # Campaigns as a sequence of sessions, and the whole-campaign file (issue 6)
+    path("campaigns/import/", sess.campaign_import, name="campaign_import"),
+    path("campaigns/<int:pk>/sessions/start/", sess.session_start, name="campaign_session_start"),
+    path("campaigns/<int:pk>/sessions/reopen/", sess.session_reopen, name="campaign_session_reopen"),
+    path("campaigns/<int:pk>/settings/", sess.campaign_settings, name="campaign_settings"),
+    path("campaigns/<int:pk>/export/", sess.campaign_export, name="campaign_export"),
+    path("battles/<int:pk>/finish/", sess.battle_finish, name="battle_finish"),
+    # Clubs: members, roles, invitations (issue 6)
+    path("clubs/", cv.club_list, name="club_list"),
+    path("clubs/new/", cv.club_new, name="club_new"),
+    path("clubs/<slug:slug>/", cv.club_detail, name="club"),
+    path("clubs/<slug:slug>/invites/", cv.invite_new, name="club_invite_new"),
+    path("clubs/<slug:slug>/invites/<int:pk>/revoke/", cv.invite_revoke, name="club_invite_revoke"),
+    path("clubs/<slug:slug>/members/<int:pk>/role/", cv.member_role, name="club_member_role"),
+    path("clubs/<slug:slug>/members/<int:pk>/remove/", cv.member_remove, name="club_member_remove"),
+    path("clubs/<slug:slug>/leave/", cv.club_leave, name="club_leave"),
+    path("join/", cv.join, name="join"),
+    path("join/<str:code>/", cv.join_code, name="join_code"),
     # The scenario builder (issue 7)
     path("scenarios/", sv.scenario_list, name="scenario_list"),
     path("scenarios/new/", sv.scenario_new, name="scenario_new"),

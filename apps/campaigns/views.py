@@ -1,11 +1,19 @@
+import math
+from types import SimpleNamespace
+
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, F, Prefetch
 from django.shortcuts import render
 
 from apps.armies.models import Unit
 from apps.battles.models import BattleStatus
+from apps.battles.views import map_of
 from apps.campaigns import permissions
-from apps.campaigns.models import Campaign
+from apps.campaigns.models import Campaign, Role
+from apps.structures.models import Floor
+from apps.structures.views import weapons_lost
+
+SIDES = ("A", "B")
 
 
 @login_required
@@ -25,14 +33,114 @@ def home(request):
 
 @login_required
 def campaign_detail(request, pk):
-    campaign = permissions.get_or_404(permissions.campaigns_for(request.user).select_related("club"), pk=pk)
-    battles = campaign.battles.select_related("scenario").order_by(
-        F("session_number").asc(nulls_last=True), "created_at"
+    campaign = permissions.get_or_404(permissions.campaigns_with_role(request.user).select_related("club"), pk=pk)
+    return render(request, "campaigns/campaign.html", campaign_context(request, campaign))
+
+
+# The campaign page -------------------------------------------------------------------------------
+
+def campaign_context(request, campaign, **forms):
+    """Everything campaigns/campaign.html and its partials need, from the campaign's own rows, in a
+    fixed number of queries however many sessions, structures and units it has. `forms` are bound
+    forms to show again with their errors (start_form, reopen_form, settings_form)."""
+    from apps.campaigns import session_views as sv  # the forms live with the views that read them
+
+    battles = list(campaign.battles.select_related("scenario")
+                   .order_by(F("session_number").asc(nulls_last=True), "created_at", "pk"))
+    structures = list(campaign.structures.select_related("wall_material", "roof_material", "sheet"))
+    armies = list(campaign.armies.select_related("owner").order_by("side", "pk"))
+    units = list(Unit.objects.filter(army__campaign=campaign).select_related("floor").order_by("name", "pk"))
+    place_units(structures, armies, units)
+    # The role came with the campaign (permissions.campaigns_with_role): no query of its own.
+    organiser = campaign.viewer_role == Role.ORGANISER
+
+    open_battles = [b for b in battles if b.is_open]
+    finished = [b for b in battles if not b.is_open]
+    last_finished = max(finished, key=lambda b: b.finished_at) if finished else None
+    next_number = max((b.session_number or 0 for b in battles), default=0) + 1
+    blocked = f"{open_battles[0].name} is still open: finish it before starting the next session" \
+        if open_battles and campaign.single_open_battle else ""
+    return {
+        "campaign": campaign,
+        "organiser": organiser,
+        "battles": battles,
+        "structures": structures,
+        "armies": armies,
+        "map": map_of(table_of(battles, structures, units), structures, units),
+        "tally": tally(battles, structures, armies),
+        "sessions": SimpleNamespace(
+            open=open_battles, next_number=next_number, blocked=blocked,
+            reopenable=last_finished if last_finished and not open_battles else None,
+            reopen_blocked=bool(last_finished and open_battles),
+        ),
+        "start_form": forms.get("start_form") or sv.StartSessionForm(initial={"weather": campaign.weather}),
+        "reopen_form": forms.get("reopen_form") or sv.ReopenForm(),
+        "settings_form": forms.get("settings_form") or sv.SettingsForm(instance=campaign),
+    }
+
+
+def place_units(structures, armies, units):
+    """Units into their armies and onto their floors, with no query per floor: a floor nobody holds
+    is simply not listed (the map only counts who is inside)."""
+    by_structure = {s.pk: s for s in structures}
+    by_army = {a.pk: a for a in armies}
+    for s in structures:
+        s.floor_rows = []
+        s.weapons_lost = weapons_lost(s)
+    for a in armies:
+        a.unit_rows = []
+    for u in units:
+        # A destroyed unit has lost every model, whatever it still had when it was destroyed.
+        u.lost = u.models_start if u.destroyed else u.losses
+        u.army = by_army[u.army_id]
+        u.army.unit_rows.append(u)
+        floor = u.floor if u.floor_id else None
+        where = by_structure.get(floor.structure_id) if floor else None
+        if where is not None:
+            Floor.occupant.related.set_cached_value(floor, u)
+            where.floor_rows.append(floor)
+            u.place = f"in {where.name}, {floor.label}"
+        elif u.x is not None:
+            u.place = f"at {float(u.x):g}″, {float(u.y):g}″"
+        else:
+            u.place = ""
+
+
+def table_of(battles, structures, units):
+    """The campaign has no table of its own: the newest battle's, grown to hold every structure and
+    unit, in whole feet."""
+    dated = [b for b in battles if b.table_width and b.table_depth]
+    width, depth = (float(dated[-1].table_width), float(dated[-1].table_depth)) if dated else (72.0, 48.0)
+    for s in structures:
+        reach = max(float(s.width), float(s.depth)) / 2
+        width, depth = max(width, float(s.x) + reach), max(depth, float(s.y) + reach)
+    for u in units:
+        if u.x is not None:
+            width, depth = max(width, float(u.x) + 1), max(depth, float(u.y) + 1)
+    return SimpleNamespace(table_width=math.ceil(width / 12) * 12 if width % 12 else width,
+                           table_depth=math.ceil(depth / 12) * 12 if depth % 12 else depth)
+
+
+def tally(battles, structures, armies):
+    """The campaign so far: results, each side's losses, and what the fighting has knocked down."""
+    finished = [b for b in battles if not b.is_open]
+    sides = []
+    for side in SIDES:
+        army = next((a for a in armies if a.side == side), None)
+        rows = army.unit_rows if army else []
+        sides.append(SimpleNamespace(
+            side=side, army=army, wins=sum(b.winner == side for b in finished),
+            models_lost=sum(u.lost for u in rows),
+            models_start=sum(u.models_start for u in rows), models_left=sum(u.models_left for u in rows),
+            units_destroyed=sum(u.destroyed for u in rows), units=len(rows),
+        ))
+    return SimpleNamespace(
+        played=len(finished), open=len(battles) - len(finished), draws=sum(b.winner == "D" for b in finished),
+        sides=sides,
+        collapsed=sum(s.collapsed for s in structures),
+        destroyed=sum(s.destroyed and not s.collapsed for s in structures),
+        burning=sum(s.burning for s in structures),
+        damaged=sum(bool(s.damage_taken) and not s.collapsed for s in structures),
+        standing=sum(not (s.collapsed or s.destroyed) for s in structures),
+        structures=len(structures),
     )
-    structures = campaign.structures.select_related("wall_material", "roof_material", "sheet")
-    armies = campaign.armies.select_related("owner").prefetch_related(
-        Prefetch("units", queryset=Unit.objects.select_related("floor__structure"))
-    )
-    return render(request, "campaigns/campaign.html", {
-        "campaign": campaign, "battles": battles, "structures": structures, "armies": armies,
-    })

@@ -211,7 +211,7 @@ def test_i_rolled_dice_resolve_exactly_as_entered(client, w):
     assert 'hx-swap-oob="afterbegin:#log-list"' in html and f'id="log-{entry.seq}"' in html
     assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html
     assert '<header id="battle-header"' in html and f"v{battle.version}" in text_of(response, "battle-header")
-    assert f'<section id="card"' not in html or sid(w.house) in html
+    assert '<section id="card"' not in html or sid(w.house) in html
     new_token = re.search(r'name="client_token" value="([0-9a-f-]+)"', html).group(1)
     assert new_token != he_attack(w)["client_token"]
     poller = page(response).find("poller")
@@ -355,7 +355,7 @@ def test_undo_restores_and_logs_and_shows_the_entry_struck(client, w):
     assert 'hx-swap-oob="afterbegin:#log-list"' in html and f'id="log-{undo.seq}"' in html
     assert f"Undoes #{attack.seq}" in text_of(response, f"log-{undo.seq}")
     assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html
-    assert f'<section id="card" class="panel panel-card"' in html
+    assert '<section id="card" class="panel panel-card"' in html
     assert "Intact" in text_of(response, "card")
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from apps.rules import (ACTIONS, ActionRefused, BattleState, Effect, InputError, Outcome, OutcomeError, RandomDice,
-                        RulesError, ScriptedDice, UnknownReference, UnusedDice, apply, available_actions, next_die,
+                        RulesError, ScriptedDice, UnusedDice, apply, available_actions, next_die,
                         odds, resolve)
 
 from . import cases

@@ -1,0 +1,202 @@
+"""Forms for accounts (sign up, throttled sign in) and clubs (new club, invitations, roles, joining).
+
+Every form names its fields: anything else a request carries (club, role, owner, uses…) is never
+read, so it can never be saved.
+"""
+
+import ipaddress
+import secrets
+from datetime import timedelta
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.text import slugify
+
+from apps.campaigns.models import (INVITE_ALPHABET, INVITE_CODE_LENGTH, Club, Invite, Role, SignInFailure)
+
+# Sign-in throttle -------------------------------------------------------------------------------
+
+WINDOW = timedelta(minutes=15)
+PER_USERNAME = 5
+PER_IP = 20
+
+
+def client_ip(request):
+    """The address the request came from. Behind a reverse proxy this is the proxy's (one shared
+    counter for everyone), so a proxy must pass the client's address on as REMOTE_ADDR."""
+    raw = (request.META.get("REMOTE_ADDR") or "").strip() if request is not None else ""
+    try:
+        return str(ipaddress.ip_address(raw))
+    except ValueError:
+        return None
+
+
+def throttle_name(username):
+    return str(username).strip().lower()[:150]
+
+
+class Throttled(Exception):
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+def _minutes_left(oldest, now):
+    seconds = max(60, int((oldest + WINDOW - now).total_seconds()))
+    minutes = -(-seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def claim_attempt(username, ip, now=None):
+    """Count this attempt in before the password is checked, then refuse it if it is over a limit.
+
+    The row is written first and counted after, so of any number of simultaneous attempts (several
+    processes, several servers) at most the limit get to check a password: the n-th row to commit
+    sees at least n rows. A refused attempt takes its row away again, so the pause ends 15 minutes
+    after the failures that caused it, however often someone knocks meanwhile."""
+    now = now or timezone.now()
+    since = now - WINDOW
+    SignInFailure.objects.filter(at__lt=since).delete()
+    row = SignInFailure.objects.create(username=username, ip=ip, at=now)
+    recent = SignInFailure.objects.filter(at__gte=since)
+    by_name = recent.filter(username=username)
+    if by_name.count() > PER_USERNAME:
+        oldest = by_name.order_by("at").values_list("at", flat=True).first()
+        row.delete()
+        raise Throttled(f"Too many failed sign-ins for this user name. To protect the account, signing in is "
+                        f"paused: try again in {_minutes_left(oldest, now)}, or reset your password.")
+    if ip is not None:
+        by_ip = recent.filter(ip=ip)
+        if by_ip.count() > PER_IP:
+            oldest = by_ip.order_by("at").values_list("at", flat=True).first()
+            row.delete()
+            raise Throttled(f"Too many failed sign-ins from your network. Signing in from here is paused: "
+                            f"try again in {_minutes_left(oldest, now)}.")
+    return row
+
+
+def clear_attempts(username):
+    """A successful sign-in wipes the user name's count (its own attempt included)."""
+    SignInFailure.objects.filter(username=username).delete()
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Django's sign-in form, with at most PER_USERNAME failures per user name and PER_IP per
+    address in WINDOW; past that it says so and never asks the database whether the password fits."""
+
+    throttled = False
+
+    def clean(self):
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
+        if username is None or not password:
+            return super().clean()
+        name = throttle_name(username)
+        try:
+            claim_attempt(name, client_ip(self.request))
+        except Throttled as refusal:
+            self.throttled = True
+            raise ValidationError(refusal.message, code="throttled") from None
+        cleaned = super().clean()  # a wrong password raises here and its row stays counted
+        clear_attempts(name)
+        return cleaned
+
+
+# Sign up ----------------------------------------------------------------------------------------
+
+class SignUpForm(UserCreationForm):
+    email = forms.EmailField(help_text="For resetting your password; never shown to other members.")
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")
+
+    def clean_email(self):
+        email = self.cleaned_data["email"].strip()
+        if get_user_model().objects.filter(email__iexact=email).exists():
+            raise ValidationError("An account already uses this email address. Sign in, or reset its password.")
+        return email
+
+
+# Clubs ------------------------------------------------------------------------------------------
+
+class ClubForm(forms.ModelForm):
+    class Meta:
+        model = Club
+        fields = ["name"]
+        help_texts = {"name": "You become its organiser; invite the others with a code."}
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if not slugify(name):
+            raise ValidationError("Use at least one letter or digit in the name.")
+        return name
+
+
+def unique_club_slug(name):
+    base = slugify(name)[:50] or "club"
+    slug, n = base, 2
+    while Club.objects.filter(slug=slug).exists():
+        slug, n = f"{base}-{n}", n + 1
+    return slug
+
+
+VALID_FOR = [(1, "1 day"), (7, "1 week"), (30, "30 days")]
+
+
+class InviteForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.PLAYER, label="Joins as")
+    days = forms.TypedChoiceField(choices=VALID_FOR, coerce=int, initial=7, label="Valid for")
+    max_uses = forms.IntegerField(min_value=1, max_value=100, initial=1, label="How many people may use it")
+
+    def create(self, *, club, user):
+        """A new invitation with a fresh code (retrying the rare clash with an existing one)."""
+        for _ in range(5):
+            code = new_invite_code()
+            if not Invite.objects.filter(code=code).exists():
+                break
+        return Invite.objects.create(
+            club=club, role=self.cleaned_data["role"], code=code, max_uses=self.cleaned_data["max_uses"],
+            expires_at=timezone.now() + timedelta(days=self.cleaned_data["days"]), created_by=user,
+        )
+
+
+def new_invite_code():
+    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(INVITE_CODE_LENGTH))
+
+
+def normalise_code(raw):
+    """What people type: any case, spaces or a dash in the middle (codes are shown as ABCD-EFGH)."""
+    return "".join(ch for ch in str(raw).upper() if ch.isalnum())[:32]
+
+
+def pretty_code(code):
+    return f"{code[:4]}-{code[4:]}" if len(code) == INVITE_CODE_LENGTH else code
+
+
+class JoinForm(forms.Form):
+    code = forms.CharField(max_length=40, label="Invitation code",
+                           help_text="8 letters and digits, e.g. K7QM-3XPA; the dash is optional.")
+
+    def clean_code(self):
+        code = normalise_code(self.cleaned_data["code"])
+        if len(code) != INVITE_CODE_LENGTH or any(ch not in INVITE_ALPHABET for ch in code):
+            raise ValidationError("That is not an invitation code: codes are 8 letters and digits "
+                                  "(no 0, O, 1, I or L).")
+        return code
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class SpectatorLinkForm(forms.Form):
+    label = forms.CharField(max_length=80, required=False, label="Who is it for? (optional)")
+
+
+def invite_lookup(code):
+    return Invite.objects.select_related("club").filter(Q(code=code)).first()

@@ -1,0 +1,50 @@
+"""Accounts: sign up, and sign in with a throttle. Signing out and the password change and reset
+pages are Django's own views with our templates (config/urls.py)."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.views import LoginView
+from django.shortcuts import redirect, render, resolve_url
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.debug import sensitive_post_parameters
+
+from apps.campaigns.account_forms import SignUpForm, ThrottledAuthenticationForm
+
+
+class SignInView(LoginView):
+    form_class = ThrottledAuthenticationForm
+
+    def form_invalid(self, form):
+        response = super().form_invalid(form)
+        if form.throttled:
+            response.status_code = 429
+        return response
+
+
+def safe_next(request):
+    wanted = request.POST.get("next") or request.GET.get("next") or ""
+    if wanted and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return wanted
+    return ""
+
+
+@sensitive_post_parameters("password1", "password2")
+@csrf_protect
+@never_cache
+def sign_up(request):
+    """A new account, signed in at once; `next` brings someone who followed an invitation back to it."""
+    if request.user.is_authenticated:
+        return redirect(safe_next(request) or resolve_url(settings.LOGIN_REDIRECT_URL))
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.get_username()}. Join a club with an invitation code, or "
+                                  "start your own.")
+        return redirect(safe_next(request) or "club_list")
+    return render(request, "registration/signup.html", {"form": form, "next": safe_next(request)},
+                  status=400 if request.method == "POST" else 200)

@@ -1,0 +1,244 @@
+"""Clubs: create one, invite by link or short code, join, change roles, remove members, leave.
+
+A club always keeps at least one organiser: every change that could take the last one away runs
+with the club row locked, so two organisers stepping down at the same moment cannot both succeed.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
+from django.db.models import F, Prefetch
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from apps.battles import watch
+from apps.battles.models import Battle
+from apps.campaigns import permissions
+from apps.campaigns.account_forms import (ClubForm, InviteForm, JoinForm, RoleForm, SpectatorLinkForm, invite_lookup,
+                                          normalise_code, pretty_code, unique_club_slug)
+from apps.campaigns.models import Club, Invite, Membership, Role, SpectatorLink
+from config.responses import refused, see_other
+
+
+def locked_club(club_id):
+    return Club.objects.select_for_update().get(pk=club_id)
+
+
+def club_url(club, anchor=""):
+    return reverse("club", args=[club.slug]) + (f"#{anchor}" if anchor else "")
+
+
+# Pages ------------------------------------------------------------------------------------------
+
+@login_required
+def club_list(request):
+    memberships = permissions.memberships(request.user).select_related("club").order_by("club__name")
+    return render(request, "clubs/list.html", {
+        "memberships": memberships, "club_form": ClubForm(), "join_form": JoinForm(),
+    })
+
+
+@login_required
+def club_new(request):
+    form = ClubForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            club = Club.objects.create(name=form.cleaned_data["name"], slug=unique_club_slug(form.cleaned_data["name"]))
+            Membership.objects.create(club=club, user=request.user, role=Role.ORGANISER)
+        messages.success(request, f"{club.name} is yours: you are its organiser. Invite the others below.")
+        return see_other(club_url(club, "invites"))
+    return render(request, "clubs/new.html", {"form": form}, status=400 if request.method == "POST" else 200)
+
+
+def club_context(request, club, *, member_errors=None, link_errors=None, **overrides):
+    """The club page: members and their roles; for organisers also the invitations and each
+    battle's spectator links. `member_errors` / `link_errors` put a refusal beside its row."""
+    user = request.user
+    role = permissions.role_in(user, club.pk)
+    organiser = role == Role.ORGANISER
+    members = list(club.memberships.select_related("user").order_by("user__username"))
+    for member in members:
+        member.error = (member_errors or {}).get(member.pk, "")
+        member.is_me = member.user_id == user.pk
+    context = {
+        "club": club, "role": role, "organiser": organiser, "members": members,
+        "organiser_count": sum(1 for m in members if m.role == Role.ORGANISER),
+        "campaigns": club.campaigns.order_by("name"), "role_choices": Role.choices, "invite_form": InviteForm(),
+    }
+    if organiser:
+        now = timezone.now()
+        invites = list(permissions.invites_for(user, club.pk).select_related("created_by")[:30])
+        for invite in invites:
+            invite.state = ("withdrawn" if invite.revoked_at else "expired" if invite.expires_at <= now
+                            else "used up" if invite.uses >= invite.max_uses else "")
+            invite.pretty = pretty_code(invite.code)
+            invite.url = request.build_absolute_uri(reverse("join_code", args=[invite.code]))
+        battles = list(Battle.objects.filter(club=club).select_related("campaign").prefetch_related(
+            Prefetch("spectator_links", queryset=SpectatorLink.objects.filter(revoked_at__isnull=True),
+                     to_attr="live_links")).order_by("-created_at"))
+        for battle in battles:
+            battle.link_form = (link_errors or {}).get(battle.pk) or SpectatorLinkForm(prefix=f"b{battle.pk}")
+            for link in battle.live_links:
+                link.url = request.build_absolute_uri(reverse("spectator", args=[watch.link_token(link)]))
+        context.update(invites=invites, battles=battles)
+    context.update(overrides)
+    return context
+
+
+@login_required
+def club_detail(request, slug):
+    club = permissions.club_or_404(request.user, slug)
+    return render(request, "clubs/club.html", club_context(request, club))
+
+
+# Invitations ------------------------------------------------------------------------------------
+
+@login_required
+@require_POST
+def invite_new(request, slug):
+    club = permissions.club_or_404(request.user, slug)
+    if not permissions.may_manage_members(request.user, club.pk):
+        return refused(request, "Only the club's organisers invite new members.", back=club_url(club))
+    form = InviteForm(request.POST)
+    if not form.is_valid():
+        return render(request, "clubs/club.html", club_context(request, club, invite_form=form), status=400)
+    invite = form.create(club=club, user=request.user)
+    messages.success(request, f"New invitation {pretty_code(invite.code)}: share the code or its link.")
+    return see_other(club_url(club, "invites"))
+
+
+@login_required
+@require_POST
+def invite_revoke(request, slug, pk):
+    club = permissions.club_or_404(request.user, slug)
+    if not permissions.may_manage_members(request.user, club.pk):
+        return refused(request, "Only the club's organisers withdraw invitations.", back=club_url(club))
+    invite = permissions.get_or_404(Invite.objects.filter(club=club), pk=pk)
+    if invite.revoked_at is None:
+        Invite.objects.filter(pk=invite.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        messages.success(request, f"Invitation {pretty_code(invite.code)} withdrawn: it no longer works.")
+    return see_other(club_url(club, "invites"))
+
+
+def join(request):
+    """Type a code: it leads to the same page as the invitation link."""
+    form = JoinForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        return see_other(reverse("join_code", args=[form.cleaned_data["code"]]))
+    return render(request, "clubs/join.html", {"form": form}, status=400 if request.method == "POST" else 200)
+
+
+def join_code(request, code):
+    """The invitation: who invites you and as what; joining is a POST by a signed-in person."""
+    code = normalise_code(code)
+    invite = invite_lookup(code)
+    if invite is None:
+        return render(request, "clubs/join.html", {
+            "form": JoinForm(initial={"code": code}),
+            "problem": "No invitation has this code. Check it with whoever gave it to you.",
+        }, status=404)
+    now = timezone.now()
+    context = {"invite": invite, "problem": invite.problem(now), "pretty": pretty_code(invite.code)}
+    if request.user.is_authenticated:
+        context["current_role"] = permissions.role_in(request.user, invite.club_id)
+    if request.method != "POST":
+        return render(request, "clubs/invite.html", context, status=410 if context["problem"] else 200)
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={reverse('join_code', args=[invite.code])}")
+    if context["current_role"] is not None:
+        messages.info(request, f"You are already a member of {invite.club.name} "
+                               f"({Role(context['current_role']).label.lower()}); nothing was changed.")
+        return see_other(club_url(invite.club))
+    if context["problem"]:
+        return render(request, "clubs/invite.html", context, status=410)
+    try:
+        with transaction.atomic():
+            # Count the use only if it is still allowed at this instant: two people taking the last
+            # use of a code at once cannot both get in.
+            claimed = Invite.objects.filter(pk=invite.pk, revoked_at__isnull=True, expires_at__gt=now,
+                                            uses__lt=F("max_uses")).update(uses=F("uses") + 1)
+            if not claimed:
+                invite.refresh_from_db()
+                context["problem"] = invite.problem(now) or "This invitation can no longer be used."
+                return render(request, "clubs/invite.html", context, status=410)
+            Membership.objects.create(club=invite.club, user=request.user, role=invite.role)
+    except IntegrityError:  # the same person joining twice at once: the second one changes nothing
+        messages.info(request, f"You are already a member of {invite.club.name}; nothing was changed.")
+        return see_other(club_url(invite.club))
+    messages.success(request, f"Welcome to {invite.club.name}: you joined as {invite.get_role_display().lower()}.")
+    return see_other(club_url(invite.club))
+
+
+# Members ----------------------------------------------------------------------------------------
+
+LAST_ORGANISER = ("{name} is the club's last organiser: make someone else an organiser first, "
+                  "so the club is never left without one.")
+
+
+def member_refused(request, club, membership, message):
+    """The club page again, the reason beside the member's row; nothing was changed."""
+    messages.error(request, "Nothing was changed: see the message beside the member.")
+    return render(request, "clubs/club.html", club_context(request, club, member_errors={membership.pk: message}),
+                  status=409)
+
+
+@login_required
+@require_POST
+def member_role(request, slug, pk):
+    club = permissions.club_or_404(request.user, slug)
+    if not permissions.may_manage_members(request.user, club.pk):
+        return refused(request, "Only the club's organisers change members' roles.", back=club_url(club))
+    membership = permissions.get_or_404(club.memberships.select_related("user"), pk=pk)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return member_refused(request, club, membership, "Choose organiser, designer or player.")
+    role = form.cleaned_data["role"]
+    with transaction.atomic():
+        locked_club(club.pk)
+        current = Membership.objects.filter(pk=membership.pk).values_list("role", flat=True).first()
+        if current is None:
+            return refused(request, "That member has left the club meanwhile.", status=404, back=club_url(club))
+        if current == Role.ORGANISER and role != Role.ORGANISER and \
+                not permissions.organisers_left(club.pk, without_user_id=membership.user_id):
+            return member_refused(request, club, membership, LAST_ORGANISER.format(name=membership.user.get_username()))
+        Membership.objects.filter(pk=membership.pk).update(role=role)
+    messages.success(request, f"{membership.user.get_username()} is now {Role(role).label.lower()}.")
+    return see_other(club_url(club, "members"))
+
+
+@login_required
+@require_POST
+def member_remove(request, slug, pk):
+    club = permissions.club_or_404(request.user, slug)
+    if not permissions.may_manage_members(request.user, club.pk):
+        return refused(request, "Only the club's organisers remove members.", back=club_url(club))
+    membership = permissions.get_or_404(club.memberships.select_related("user"), pk=pk)
+    with transaction.atomic():
+        locked_club(club.pk)
+        if not permissions.organisers_left(club.pk, without_user_id=membership.user_id):
+            return member_refused(request, club, membership, LAST_ORGANISER.format(name=membership.user.get_username()))
+        Membership.objects.filter(pk=membership.pk).delete()
+    if membership.user_id == request.user.pk:
+        messages.success(request, f"You left {club.name}.")
+        return see_other(reverse("club_list"))
+    messages.success(request, f"{membership.user.get_username()} is no longer a member of {club.name}.")
+    return see_other(club_url(club, "members"))
+
+
+@login_required
+@require_POST
+def club_leave(request, slug):
+    club = permissions.club_or_404(request.user, slug)
+    with transaction.atomic():
+        locked_club(club.pk)
+        mine = Membership.objects.filter(club=club, user=request.user).first()
+        if mine is None:  # left in another tab meanwhile
+            return see_other(reverse("club_list"))
+        if not permissions.organisers_left(club.pk, without_user_id=request.user.pk):
+            return member_refused(request, club, mine, "You are the club's last organiser: make someone else an "
+                                                       "organiser before you leave.")
+        mine.delete()
+    messages.success(request, f"You left {club.name}.")
+    return see_other(reverse("club_list"))

@@ -1,0 +1,789 @@
+"""A whole campaign as one JSON file: the versioned format "redoubt.campaign" (docs/formats.md).
+
+It is a club's backup and its way to move hosts: the campaign's settings, its ground and rosters as
+they stand, the scenarios its battles came from (in the scenario format), the bunker sheets in use
+(in the sheet format), and every battle with its own ground, forces and full log.
+
+`export_campaign(campaign) -> dict` and `import_campaign(data, *, club, user) -> Campaign` are plain
+functions. Rows are referred to by their place in the file (structure 3, unit "A:2"), never by id, and
+everything is exported in a fixed order, so export → import → export gives the same bytes.
+
+The one exception is the battle log: it is carried verbatim, hashes and all, because its hash chain
+covers every entry's content. Its entries name rows the way the rules engine does ("s12", "u7",
+"w3"), with the ids of the host they were written on; those tokens are part of the signed record and
+are kept as they are.
+"""
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db import DatabaseError, transaction
+from django.db.models import F, Prefetch
+
+from apps.armies.models import Army, Unit, UnitWeapon, Weapon
+from apps.battles.log import entry_hash
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
+from apps.campaigns import permissions
+from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
+                                    clean_scenario, clean_structure, clean_table, clean_unit, export_scenario,
+                                    export_structure, export_unit, free_name, resolve_sheets)
+from apps.campaigns.models import Campaign
+from apps.rules.state import SequenceState
+from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, clean_sheet, describe, item, join,
+                                     number, sheet_body, show)
+from apps.structures.models import Floor, Material, Opening, Structure
+
+CAMPAIGN_FORMAT = "redoubt.campaign"
+CAMPAIGN_VERSION = 1
+# A campaign carries every battle's log with its undo data: a long one runs to a few MB.
+MAX_BYTES = 20_000_000
+
+RULES = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
+         "weather", "options")
+TOP_KEYS = ("format", "version", "name", "description", "created_at", "rules", "settings", "sheets", "scenarios",
+            "structures", "armies", "battles")
+SETTINGS_KEYS = ("fires_persist", "single_open_battle")
+ARMY_KEYS = ("side", "name", "owner", "units")
+BATTLE_ARMY_KEYS = ("side", "name", "owner", "origin", "units")
+BATTLE_KEYS = ("session_number", "name", "scenario", "status", "turn", "upkeep_turn", "created_at", "finished_at",
+               "winner", "result", "table", "rules", "sequence", "structures", "armies", "campaign_before",
+               "log_head", "log")
+ENTRY_KEYS = ("seq", "turn", "actor", "actor_name", "side", "action", "inputs", "dice", "outcome", "summary", "undo",
+              "undone", "undoes", "client_token", "prev_hash", "entry_hash", "created_at")
+SEQUENCE_KEYS = tuple(SequenceState.__dataclass_fields__)
+SEQUENCE_UNITS = ("activated", "pending_morale")
+BEFORE_UNIT_KEYS = ("unit", "floor", "x", "y", "models_left", "destroyed")
+MAX_BATTLES = 500
+MAX_ENTRIES = 100_000
+MAX_JSON_DEPTH = 32
+HEX = frozenset("0123456789abcdef")
+
+
+# ---------------------------------------------------------------------------------- export
+
+def iso(moment):
+    return moment.astimezone(UTC).isoformat(timespec="microseconds") if moment else None
+
+
+def canonical(value):
+    """Free-form JSON with every object's keys sorted, so the file does not depend on how the
+    database orders them."""
+    if isinstance(value, dict):
+        return {k: canonical(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
+class Ground:
+    """One owner's structures and armies as exported, with the maps from row ids to file references."""
+
+    def __init__(self, structures, armies):
+        self.structures = structures
+        self.armies = armies
+        self.index = {s.pk: i for i, s in enumerate(structures)}
+        self.floors = {f.pk: (self.index[s.pk], f.level) for s in structures for f in s.floors.all()}
+        self.units = {}
+        for army in armies:
+            army.unit_rows = sorted(army.units.all(), key=lambda u: u.pk)
+            for i, unit in enumerate(army.unit_rows):
+                self.units[unit.pk] = f"{army.side}:{i}"
+
+    @classmethod
+    def load(cls, **owner):
+        structures = list(
+            Structure.objects.filter(**owner).select_related("wall_material", "roof_material", "sheet")
+            .prefetch_related("floors__openings", "connections").order_by("pk")
+        )
+        units = Unit.objects.select_related("floor").prefetch_related("unit_weapons__weapon")
+        armies = list(Army.objects.filter(**owner).prefetch_related(Prefetch("units", queryset=units))
+                      .order_by("side", "pk"))
+        return cls(structures, armies)
+
+
+def _sheet_keys(grounds):
+    """Each sheet in use, by the slug the file knows it by (a clash between a library sheet and a club
+    sheet of the same slug gets a suffix, so every reference stays unambiguous)."""
+    keys, used = {}, set()
+    sheets = sorted({s.sheet for g in grounds for s in g.structures if s.sheet_id},
+                    key=lambda sheet: (sheet.slug, sheet.club_id is not None, sheet.pk))
+    for sheet in sheets:
+        key, n = sheet.slug, 2
+        while key in used:
+            key, n = f"{sheet.slug[:75]}-{n}", n + 1
+        keys[sheet.pk] = key
+        used.add(key)
+    return keys
+
+
+def _structures(ground, sheet_keys, origins=None):
+    out = []
+    for s in ground.structures:
+        row = export_structure(s, ground.index)
+        row["sheet"] = sheet_keys[s.sheet_id] if s.sheet_id else None
+        if origins is not None:
+            row["origin"] = origins.get(s.origin_id)
+        out.append(row)
+    return out
+
+
+def _armies(ground, usernames, campaign=None):
+    out = []
+    for army in ground.armies:
+        units = []
+        for unit in army.unit_rows:
+            row = export_unit(unit, ground.index)
+            if campaign is not None:
+                row["origin"] = campaign.units.get(unit.origin_id)
+            units.append(row)
+        row = {"side": army.side, "name": army.name, "owner": usernames.get(army.owner_id)}
+        if campaign is not None:
+            origin = next((a for a in campaign.armies if a.pk == army.origin_id), None)
+            row["origin"] = origin.side if origin else None
+        row["units"] = units
+        out.append(row)
+    return out
+
+
+def _sequence(sequence, ground):
+    if not isinstance(sequence, dict) or not sequence:
+        return {}
+    tokens = {f"u{pk}": ref for pk, ref in ground.units.items()}
+    out = dict(sequence)
+    for key in SEQUENCE_UNITS:
+        if isinstance(out.get(key), list):
+            out[key] = [tokens[t] for t in out[key] if t in tokens]
+    return canonical(out)
+
+
+def _before(before, campaign):
+    """What reopening the battle needs, with the campaign's rows named by their place in the file."""
+    if not before:
+        return {}
+    ref_order = {ref: i for i, ref in enumerate(campaign.units.values())}
+    structures = []
+    for pk, values in (before.get("structures") or {}).items():
+        index = campaign.index.get(int(pk))
+        if index is None:
+            continue
+        row = {"structure": index}
+        for field in STRUCTURE_WRITE_FIELDS:
+            if field in values:
+                row[field] = number(values[field]) if field == "fire_size" else values[field]
+        structures.append(row)
+    units = []
+    for pk, values in (before.get("units") or {}).items():
+        ref = campaign.units.get(int(pk))
+        if ref is None:
+            continue
+        floor = campaign.floors.get(values.get("floor_id"))
+        units.append({
+            "unit": ref, "floor": {"structure": floor[0], "floor": floor[1]} if floor else None,
+            "x": number(values.get("x")), "y": number(values.get("y")),
+            "models_left": values.get("models_left"), "destroyed": values.get("destroyed"),
+        })
+    created = [campaign.units[pk] for pk in before.get("created_units") or [] if pk in campaign.units]
+    return {
+        "structures": sorted(structures, key=lambda r: r["structure"]),
+        "units": sorted(units, key=lambda r: ref_order[r["unit"]]),
+        "created_units": sorted(created, key=ref_order.get),
+    }
+
+
+def _log(battle, usernames):
+    rows = (LogEntry.objects.filter(battle=battle).order_by("seq")
+            .values("seq", "turn", "actor_id", "actor_name", "side", "action", "inputs", "dice", "outcome",
+                    "summary", "undo", "undone", "undoes__seq", "client_token", "prev_hash", "entry_hash",
+                    "created_at"))
+    return [{
+        "seq": e["seq"], "turn": e["turn"], "actor": usernames.get(e["actor_id"]), "actor_name": e["actor_name"],
+        "side": e["side"], "action": e["action"], "inputs": canonical(e["inputs"]), "dice": canonical(e["dice"]),
+        "outcome": canonical(e["outcome"]), "summary": e["summary"], "undo": canonical(e["undo"]),
+        "undone": e["undone"], "undoes": e["undoes__seq"], "client_token": e["client_token"],
+        "prev_hash": e["prev_hash"], "entry_hash": e["entry_hash"], "created_at": iso(e["created_at"]),
+    } for e in rows.iterator(chunk_size=1000)]
+
+
+def campaign_battles(campaign):
+    return list(campaign.battles.select_related("scenario")
+                .order_by(F("session_number").asc(nulls_last=True), "created_at", "pk"))
+
+
+def export_campaign(campaign):
+    battles = campaign_battles(campaign)
+    ground = Ground.load(campaign=campaign)
+    grounds = {b.pk: Ground.load(battle=b) for b in battles}
+    user_ids = {a.owner_id for g in (ground, *grounds.values()) for a in g.armies if a.owner_id}
+    user_ids |= set(LogEntry.objects.filter(battle__campaign=campaign, actor__isnull=False)
+                    .values_list("actor_id", flat=True).distinct())
+    User = get_user_model()
+    usernames = dict(User.objects.filter(pk__in=user_ids).values_list("pk", User.USERNAME_FIELD))
+
+    sheet_keys = _sheet_keys([ground, *grounds.values()])
+    sheets = {}
+    for g in (ground, *grounds.values()):
+        for s in g.structures:
+            if s.sheet_id and sheet_keys[s.sheet_id] not in sheets:
+                sheets[sheet_keys[s.sheet_id]] = {**sheet_body(s.sheet), "slug": sheet_keys[s.sheet_id]}
+    scenarios = sorted({b.scenario for b in battles if b.scenario_id}, key=lambda s: (s.name, s.pk))
+    scenario_index = {s.pk: i for i, s in enumerate(scenarios)}
+
+    return {
+        "format": CAMPAIGN_FORMAT,
+        "version": CAMPAIGN_VERSION,
+        "name": campaign.name,
+        "description": campaign.description,
+        "created_at": iso(campaign.created_at),
+        "rules": {key: getattr(campaign, key) for key in RULES},
+        "settings": {key: getattr(campaign, key) for key in SETTINGS_KEYS},
+        "sheets": [sheets[key] for key in sorted(sheets)],
+        "scenarios": [export_scenario(s) for s in scenarios],
+        "structures": _structures(ground, sheet_keys),
+        "armies": _armies(ground, usernames),
+        "battles": [{
+            "session_number": b.session_number,
+            "name": b.name,
+            "scenario": scenario_index.get(b.scenario_id),
+            "status": b.status,
+            "turn": b.turn,
+            "upkeep_turn": b.upkeep_turn,
+            "created_at": iso(b.created_at),
+            "finished_at": iso(b.finished_at),
+            "winner": b.winner,
+            "result": b.result,
+            "table": {"width": number(b.table_width), "depth": number(b.table_depth)},
+            "rules": {key: getattr(b, key) for key in RULES},
+            "sequence": _sequence(b.sequence, grounds[b.pk]),
+            "structures": _structures(grounds[b.pk], sheet_keys, origins=ground.index),
+            "armies": _armies(grounds[b.pk], usernames, campaign=ground),
+            "campaign_before": _before(b.campaign_before, ground),
+            "log_head": b.log_head,
+            "log": _log(b, usernames),
+        } for b in battles],
+    }
+
+
+# ---------------------------------------------------------------------------------- checking
+
+def moment(path, value, c, null=False):
+    if value is None and null:
+        return None
+    if not isinstance(value, str):
+        c.error(path, f"must be a date and time like \"2025-03-01T19:30:00.000000+00:00\", not {show(value)}")
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        c.error(path, f"{show(value)} is not an ISO 8601 date and time with a UTC offset")
+        return None
+    return parsed
+
+
+def username(path, value, c):
+    if value is None:
+        return None
+    return c.text(path, value, 150, False)
+
+
+def any_json(path, value, c, depth=0):
+    """Free-form JSON (a log entry's inputs, dice, outcome and undo data) the database can store."""
+    if depth > MAX_JSON_DEPTH:
+        c.error(path, f"is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
+        return None
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if c.clean_string(join(path, key), key):
+                any_json(join(path, key), v, c, depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            any_json(item(path, i), v, c, depth + 1)
+    elif isinstance(value, str):
+        c.clean_string(path, value)
+    elif isinstance(value, float) and not abs(value) <= 1e300:
+        c.error(path, "is too large")
+    return value
+
+
+def json_object(path, value, c):
+    if not isinstance(value, dict):
+        c.error(path, f"must be an object, not {describe(value)}")
+        return None
+    return any_json(path, value, c)
+
+
+def json_array(path, value, c):
+    if c.array(path, value) is None:
+        return None
+    return any_json(path, value, c)
+
+
+def hash_text(path, value, c):
+    if not isinstance(value, str) or (value and (len(value) != 64 or not set(value) <= HEX)):
+        c.error(path, f"must be a SHA-256 hash (64 lowercase hex digits) or \"\", not {show(value)}")
+        return None
+    return value
+
+
+def unit_ref(path, value, c, refs):
+    if not isinstance(value, str) or value not in refs:
+        known = ", ".join(sorted(refs)[:8]) + (", …" if len(refs) > 8 else "")
+        c.error(path, f"{show(value)} is not one of this file's units here ({known or 'there are none'})")
+        return None
+    return value
+
+
+def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, weapons, ruleset, campaign=None):
+    """The structures and armies of the campaign (campaign=None) or of one of its battles, whose rows
+    then name the campaign rows they were copied from (`origin`)."""
+    f = c.field
+    structures_in = f(data, prefix, "structures", c.array, 500, default=list) or []
+    structures, origins = [], []
+    for i, raw in enumerate(structures_in):
+        path = item(join(prefix, "structures"), i)
+        raw, origin = _split(raw, "origin", campaign is not None)
+        structures.append(clean_structure(c, path, raw, width=width, depth=depth, materials=materials, sheets=sheets,
+                                          broken=broken, count=len(structures_in)))
+        if origin is not None and not campaign["structures"]:
+            c.error(join(path, "origin"), "the campaign has no structures to copy from")
+            origin = None
+        elif origin is not None:
+            origin = c.integer(join(path, "origin"), origin, 0, len(campaign["structures"]) - 1)
+        origins.append(origin)
+    for i, s in enumerate(structures):
+        for j, other in enumerate((s or {}).get("connections") or []):
+            if other == i:
+                c.error(item(join(item(join(prefix, "structures"), i), "connections"), j),
+                        "a structure cannot connect to itself")
+
+    armies_in = f(data, prefix, "armies", c.array, 2, default=list) or []
+    armies, refs, occupied = [], {}, {}
+    for i, raw in enumerate(armies_in):
+        path = item(join(prefix, "armies"), i)
+        d = c.obj(path, raw, BATTLE_ARMY_KEYS if campaign is not None else ARMY_KEYS, required=("side", "name"))
+        if d is None:
+            continue
+        side = f(d, path, "side", c.choice, ("A", "B"))
+        army = {"side": side, "name": f(d, path, "name", c.text, 120, False),
+                "owner": f(d, path, "owner", username, c, default=None), "origin": None, "units": []}
+        if campaign is not None:
+            army["origin"] = f(d, path, "origin", c.choice, tuple(a["side"] for a in campaign["armies"] if a),
+                               default=None) if d.get("origin") is not None else None
+        if side is not None and any(a["side"] == side for a in armies):
+            c.error(join(path, "side"), "each side has one army: two armies are on the same side")
+        for j, raw_unit in enumerate(f(d, path, "units", c.array, 500, default=list) or []):
+            at = item(join(path, "units"), j)
+            raw_unit, origin = _split(raw_unit, "origin", campaign is not None)
+            unit = clean_unit(c, at, raw_unit, weapons=weapons, ruleset=ruleset, structures=structures, width=width,
+                              depth=depth)
+            if unit is not None:
+                unit["origin"] = unit_ref(join(at, "origin"), origin, c, campaign["refs"]) \
+                    if origin is not None else None
+                where = unit["at"]
+                if where and "structure" in where:
+                    key = (where["structure"], where["floor"])
+                    if key in occupied:
+                        c.error(join(at, "at"), f"floor {key[1]} of structure {key[0]} already holds {occupied[key]} "
+                                                "(one unit per floor)")
+                    occupied[key] = at
+            army["units"].append(unit)
+            if side is not None:
+                refs[f"{side}:{j}"] = unit
+        armies.append(army)
+    return {"structures": structures, "origins": origins, "armies": armies, "refs": refs}
+
+
+def _split(raw, key, allowed):
+    """`raw` without `key` (which the reused scenario checkers do not know), and the key's value."""
+    if allowed and isinstance(raw, dict) and key in raw:
+        raw = dict(raw)
+        return raw, raw.pop(key)
+    return raw, None
+
+
+def clean_sequence(path, value, c, refs):
+    d = c.obj(path, value, SEQUENCE_KEYS)
+    if d is None:
+        return None
+    out = {}
+    for key, v in d.items():
+        if key in SEQUENCE_UNITS:
+            rows = c.array(join(path, key), v, 1000) or []
+            out[key] = [unit_ref(item(join(path, key), i), r, c, refs) for i, r in enumerate(rows)]
+        else:
+            out[key] = any_json(join(path, key), v, c)
+    return out
+
+
+def clean_before(path, value, c, campaign):
+    d = c.obj(path, value, ("structures", "units", "created_units"))
+    if not d:
+        return {}
+    f = c.field
+    structures = []
+    for i, row in enumerate(f(d, path, "structures", c.array, 500, default=list) or []):
+        at = item(join(path, "structures"), i)
+        r = c.obj(at, row, ("structure", *STRUCTURE_WRITE_FIELDS), required=("structure",))
+        if r is None:
+            continue
+        high = len(campaign["structures"]) - 1
+        values = {"structure": f(r, at, "structure", c.integer, 0, max(high, 0))}
+        for field in STRUCTURE_WRITE_FIELDS:
+            if field not in r:
+                continue
+            v, here = r[field], join(at, field)
+            if field == "fire_size":
+                values[field] = None if v is None else c.decimal(here, v, places=2, max_digits=8, low=0, low_open=True)
+            elif field == "fire_started_turn":
+                values[field] = c.integer(here, v, 1, null=True)
+            elif field in ("collapsed", "destroyed", "impassable", "breached", "crew_routed"):
+                values[field] = c.boolean(here, v)
+            elif field == "weapons_destroyed":
+                values[field] = [c.integer(item(here, k), w, 0, 49) for k, w in enumerate(c.array(here, v, 50) or [])]
+            else:
+                values[field] = c.integer(here, v, 0, 3 if field == "crew_pins" else 2147483647)
+        structures.append(values)
+    units = []
+    for i, row in enumerate(f(d, path, "units", c.array, 5000, default=list) or []):
+        at = item(join(path, "units"), i)
+        r = c.obj(at, row, BEFORE_UNIT_KEYS, required=BEFORE_UNIT_KEYS)
+        if r is None:
+            continue
+        floor = r.get("floor")
+        if floor is not None:
+            fd = c.obj(join(at, "floor"), floor, ("structure", "floor"), required=("structure", "floor"))
+            s = f(fd, join(at, "floor"), "structure", c.integer, 0, max(len(campaign["structures"]) - 1, 0))
+            level = f(fd, join(at, "floor"), "floor", c.integer, 0, 99)
+            floor = None if s is None or level is None else (s, level)
+            target = campaign["structures"][s] if floor and s < len(campaign["structures"]) else None
+            if target and target["floors"] is not None and level not in [fl["level"] for fl in target["floors"]]:
+                c.error(join(at, "floor"), f"structure {s} has no floor {level}")
+        units.append({
+            "unit": unit_ref(join(at, "unit"), r.get("unit"), c, campaign["refs"]), "floor": floor,
+            "x": None if r.get("x") is None else c.decimal(join(at, "x"), r["x"], places=2, max_digits=6, low=0),
+            "y": None if r.get("y") is None else c.decimal(join(at, "y"), r["y"], places=2, max_digits=6, low=0),
+            "models_left": c.integer(join(at, "models_left"), r.get("models_left"), 0, 32767),
+            "destroyed": c.boolean(join(at, "destroyed"), r.get("destroyed")),
+        })
+    created = [unit_ref(item(join(path, "created_units"), i), ref, c, campaign["refs"])
+               for i, ref in enumerate(f(d, path, "created_units", c.array, 5000, default=list) or [])]
+    return {"structures": structures, "units": units, "created_units": created}
+
+
+def clean_log(c, path, rows):
+    """Every entry of one battle's log, its hashes as written (`first_mismatch` checks the chain)."""
+    entries, tokens, undone_targets = [], set(), set()
+    for i, raw in enumerate(rows):
+        at = item(path, i)
+        d = c.obj(at, raw, ENTRY_KEYS, required=ENTRY_KEYS)
+        if d is None:
+            continue
+        f = c.field
+        seq = f(d, at, "seq", c.integer, 1, 2147483647)
+        if seq is not None and seq != i + 1:
+            c.error(join(at, "seq"), f"must be {i + 1}: the log is numbered from 1 without gaps, in order")
+        undoes = f(d, at, "undoes", c.integer, 1, max(i, 1), null=True)
+        if undoes is not None and seq is not None and undoes >= seq:
+            c.error(join(at, "undoes"), "must name an earlier entry")
+        elif undoes is not None and undoes in undone_targets:
+            c.error(join(at, "undoes"), f"entry #{undoes} is already undone by another entry")
+        undone_targets.add(undoes)
+        token = None if d.get("client_token") is None else f(d, at, "client_token", c.text, 64)
+        if token is not None and token in tokens:
+            c.error(join(at, "client_token"), "is used by another entry of this battle")
+        tokens.add(token)
+        entries.append({
+            "seq": seq, "turn": f(d, at, "turn", c.integer, 1, 2147483647), "actor": f(d, at, "actor", username, c),
+            "actor_name": f(d, at, "actor_name", c.text, 150), "side": f(d, at, "side", c.text, 1),
+            "action": f(d, at, "action", c.text, 40, False), "inputs": f(d, at, "inputs", json_object, c),
+            "dice": f(d, at, "dice", json_array, c), "outcome": f(d, at, "outcome", json_object, c),
+            "summary": f(d, at, "summary", c.text, 500), "undo": f(d, at, "undo", json_object, c),
+            "undone": f(d, at, "undone", c.boolean), "undoes": undoes, "client_token": token,
+            "prev_hash": f(d, at, "prev_hash", hash_text, c), "entry_hash": f(d, at, "entry_hash", hash_text, c),
+            "created_at": f(d, at, "created_at", moment, c),
+        })
+    return entries
+
+
+def _restores_rows(entry):
+    undo = entry["undo"] if isinstance(entry["undo"], dict) else {}
+    return not entry["undone"] and entry["action"] != "undo" and bool(undo.get("structures") or undo.get("units"))
+
+
+def first_mismatch(entries, head):
+    """Where a cleaned log stops matching its hash chain and head, or None when it is intact."""
+    prev = ""
+    for e in entries:
+        if e["prev_hash"] != prev:
+            return f"entry #{e['seq']} does not follow entry #{e['seq'] - 1} (previous hash differs)"
+        row = SimpleNamespace(**{k: e[k] for k in ("seq", "turn", "actor_name", "side", "action", "inputs", "dice",
+                                                     "outcome", "summary", "undo")},
+                              undoes_id=e["undoes"], undoes=SimpleNamespace(seq=e["undoes"]))
+        if e["entry_hash"] != entry_hash(row, prev):
+            return f"entry #{e['seq']} was changed after it was written (hash differs)"
+        prev = e["entry_hash"]
+    if head != prev:
+        return "the log's head hash does not match its newest entry (entries are missing)"
+    return None
+
+
+def clean_battle(c, path, value, *, campaign, ctx, warnings, sessions):
+    d = c.obj(path, value, BATTLE_KEYS, required=("name", "status", "table", "rules"))
+    if d is None:
+        return None
+    f = c.field
+    width, depth = f(d, path, "table", clean_table, c, default=(None, None)) or (None, None)
+    rules = f(d, path, "rules", clean_rules, c)
+    ruleset = rules["ruleset"] if rules else None
+    status = f(d, path, "status", c.choice, tuple(BattleStatus.values))
+    number_ = f(d, path, "session_number", c.integer, 1, 32767, null=True, default=None)
+    if number_ is not None and number_ in sessions:
+        c.error(join(path, "session_number"), f"session {number_} appears twice")
+    sessions.add(number_)
+    finished_at = f(d, path, "finished_at", moment, c, True, default=None)
+    if status == BattleStatus.FINISHED and d.get("finished_at") is None:
+        c.error(join(path, "finished_at"), "a finished battle needs the time it finished")
+    scenario = f(d, path, "scenario", c.integer, 0, max(len(ctx["scenarios"]) - 1, 0), null=True, default=None)
+    if scenario is not None and scenario >= len(ctx["scenarios"]):
+        c.error(join(path, "scenario"), "the file has no scenarios")
+    ground = clean_ground(c, path, d, width=width, depth=depth, materials=ctx["materials"], sheets=ctx["sheets"],
+                          broken=ctx["broken"], weapons=ctx["weapons"](ruleset), ruleset=ruleset, campaign=campaign)
+    before = c.count()
+    log = clean_log(c, join(path, "log"), f(d, path, "log", c.array, MAX_ENTRIES, default=list) or [])
+    head = f(d, path, "log_head", hash_text, c, default="")
+    # A log that no longer matches its hashes is imported as it is, not refused: it did not match on
+    # the old host either, and verify_log reports the same entry here.
+    broken = first_mismatch(log, head) if c.count() == before else None
+    if broken:
+        warnings.append(f"{d.get('name')}: {broken}; verify_log reports it too")
+    if status != BattleStatus.FINISHED and any(_restores_rows(e) for e in log):
+        warnings.append(f"{d.get('name')} is still open: what was done in it before the import cannot be undone "
+                        "here (its log names the old host's rows). Play on, or finish it.")
+    return {
+        "session_number": number_, "name": f(d, path, "name", c.text, 120, False), "scenario": scenario,
+        "status": status, "turn": f(d, path, "turn", c.integer, 1, 2147483647, default=1),
+        "upkeep_turn": f(d, path, "upkeep_turn", c.integer, 0, 2147483647, default=0),
+        "created_at": f(d, path, "created_at", moment, c, True, default=None), "finished_at": finished_at,
+        "winner": f(d, path, "winner", c.choice, ("", "A", "B", "D"), default=""),
+        "result": f(d, path, "result", c.text, 300, default=""),
+        "table_width": width, "table_depth": depth, "rules": rules,
+        "sequence": f(d, path, "sequence", clean_sequence, c, ground["refs"], default=dict) or {},
+        "ground": ground,
+        "campaign_before": f(d, path, "campaign_before", clean_before, c, campaign, default=dict) or {},
+        "log_head": head, "log": log,
+    }
+
+
+def clean_campaign(c, data, warnings):
+    d = c.obj("", data, TOP_KEYS, required=("name", "rules"))
+    if d is None:
+        return None
+    f = c.field
+    rules = f(d, "", "rules", clean_rules, c)
+    settings = f(d, "", "settings", c.obj, SETTINGS_KEYS, default=dict) or {}
+    doc = {
+        "name": f(d, "", "name", c.text, 120, False),
+        "description": f(d, "", "description", c.text, 5000, default=""),
+        "created_at": f(d, "", "created_at", moment, c, True, default=None),
+        "rules": rules,
+        "fires_persist": f(settings, "settings", "fires_persist", c.boolean, default=False),
+        "single_open_battle": f(settings, "settings", "single_open_battle", c.boolean, default=True),
+    }
+
+    sheets, broken = {}, set()
+    for i, raw in enumerate(f(d, "", "sheets", c.array, 200, default=list) or []):
+        body = clean_sheet(c, raw, item("sheets", i))
+        if body is None:
+            if isinstance(raw, dict) and isinstance(raw.get("slug"), str):
+                broken.add(raw["slug"])
+            continue
+        if body["slug"] in sheets:
+            c.error(join(item("sheets", i), "slug"), f"{show(body['slug'])} is used by two sheets of the file")
+        sheets[body["slug"]] = body
+    doc["sheets"] = sheets
+
+    scenarios = []
+    for i, raw in enumerate(f(d, "", "scenarios", c.array, 100, default=list) or []):
+        # The scenario format's own checker, its paths moved under scenarios[i].
+        sub = Checker()
+        cleaned = clean_scenario(sub, raw) if check_document(sub, raw, SCENARIO_FORMAT, SCENARIO_VERSION) else None
+        for path, message in sub.errors:
+            c.error(item("scenarios", i) if path == ROOT else f"{item('scenarios', i)}.{path}", message)
+        scenarios.append((raw, cleaned))
+    doc["scenarios"] = scenarios
+
+    materials = {(m.surface, m.slug): m for m in Material.objects.all()}
+    catalogue = {}
+
+    def weapons(ruleset):
+        if ruleset not in catalogue:
+            catalogue[ruleset] = {w.slug: w for w in Weapon.objects.filter(ruleset=ruleset)} if ruleset else {}
+        return catalogue[ruleset]
+
+    ruleset = rules["ruleset"] if rules else None
+    ctx = {"materials": materials, "sheets": sheets, "broken": broken, "weapons": weapons, "scenarios": scenarios}
+    doc["ground"] = clean_ground(c, "", d, width=None, depth=None, materials=materials, sheets=sheets, broken=broken,
+                                 weapons=weapons(ruleset), ruleset=ruleset)
+    sessions = set()
+    doc["battles"] = [clean_battle(c, item("battles", i), raw, campaign=doc["ground"], ctx=ctx, warnings=warnings,
+                                   sessions=sessions)
+                      for i, raw in enumerate(f(d, "", "battles", c.array, MAX_BATTLES, default=list) or [])]
+    return doc
+
+
+# ---------------------------------------------------------------------------------- import
+
+def import_campaign(data, *, club, user):
+    """A new campaign of `club` from a parsed "redoubt.campaign" document, with its ground, rosters,
+    scenarios, sheets and battles with their logs. Only an organiser of `club` may import into it.
+    Raises FormatErrors listing every problem (nothing is saved then). A campaign name the club already
+    uses gets " (2)", " (3)"…; the returned campaign's `import_warnings` lists logs whose hash chain
+    did not match in the file (they are imported as they are, so verify_log reports the same entry)."""
+    if club is None or not permissions.is_organiser(user, club.pk):
+        raise PermissionDenied("Only an organiser of the club may import a campaign into it.")
+    c, warnings = Checker(), []
+    doc = clean_campaign(c, data, warnings) \
+        if check_document(c, data, CAMPAIGN_FORMAT, CAMPAIGN_VERSION) else None
+    if not c.ok:
+        raise FormatErrors(c.errors)
+    try:
+        with transaction.atomic():
+            campaign = _write(doc, club, user)
+    except DatabaseError as exc:
+        raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None
+    campaign.import_warnings = warnings
+    return campaign
+
+
+def _users(doc):
+    names = {a["owner"] for a in doc["ground"]["armies"] if a["owner"]}
+    for b in doc["battles"]:
+        names |= {a["owner"] for a in b["ground"]["armies"] if a["owner"]}
+        names |= {e["actor"] for e in b["log"] if e["actor"]}
+    User = get_user_model()
+    return {getattr(u, User.USERNAME_FIELD): u for u in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": names})}
+
+
+def _scenarios(doc, club, user):
+    """The file's scenarios as rows: the club's own scenario of that name when it exports exactly the
+    same, otherwise a new one (its name suffixed if the club uses it)."""
+    rows = []
+    for raw, cleaned in doc["scenarios"]:
+        same = club.scenarios.filter(name=cleaned["name"]).first()
+        rows.append(same if same is not None and export_scenario(same) == raw else write_scenario(cleaned, club, user))
+    return rows
+
+
+def _build_ground(ground, sheets, owner, users, origins=None):
+    """Rows for cleaned structures and armies; returns the new units by file reference."""
+    structures = Structure.objects.bulk_create([
+        Structure(**owner, sheet=sheets[s["sheet"]["slug"]] if s["sheet"] else None,
+                  origin=origins["structures"][o] if origins and o is not None else None,
+                  **{k: v for k, v in s.items() if k not in ("sheet", "floors", "connections", "state")}, **s["state"])
+        for s, o in zip(ground["structures"], ground["origins"])
+    ])
+    wanted = [(i, fl) for i, s in enumerate(ground["structures"]) for fl in s["floors"]]
+    floors = Floor.objects.bulk_create([Floor(structure=structures[i], level=fl["level"], is_roof=fl["is_roof"])
+                                        for i, fl in wanted])
+    Opening.objects.bulk_create([Opening(floor=floor, **o) for (_, fl), floor in zip(wanted, floors) for o in fl["openings"]])
+    floor_at = {(i, fl["level"]): floor for (i, fl), floor in zip(wanted, floors)}
+    through = Structure.connections.through
+    pairs = {(structures[i].pk, structures[j].pk) for i, s in enumerate(ground["structures"]) for j in s["connections"]}
+    pairs |= {(b, a) for a, b in pairs}
+    through.objects.bulk_create([through(from_structure_id=a, to_structure_id=b) for a, b in sorted(pairs)])
+
+    armies = Army.objects.bulk_create([
+        Army(**owner, side=a["side"], name=a["name"], owner=users.get(a["owner"]),
+             origin=origins["armies"].get(a["origin"]) if origins else None)
+        for a in ground["armies"]
+    ])
+    wanted = [(army, j, u) for army, a in zip(armies, ground["armies"]) for j, u in enumerate(a["units"])]
+    units = Unit.objects.bulk_create([_unit(army, u, floor_at, origins) for army, _, u in wanted])
+    UnitWeapon.objects.bulk_create([UnitWeapon(unit=unit, weapon=w["weapon"], count=w["count"])
+                                    for unit, (_, _, u) in zip(units, wanted) for w in u["weapons"]])
+    return {
+        "structures": structures, "floors": floor_at, "armies": {a.side: a for a in armies},
+        "units": {f"{army.side}:{j}": unit for unit, (army, j, _) in zip(units, wanted)},
+    }
+
+
+def _unit(army, u, floor_at, origins):
+    at, state = u["at"], u["state"]
+    return Unit(
+        army=army, name=u["name"], kind=u["kind"], tank_class=u["tank_class"], experience=u["experience"],
+        models_start=u["models"], fireteam=u["fireteam"],
+        floor=floor_at[(at["structure"], at["floor"])] if at and "structure" in at else None,
+        x=at["x"] if at and "x" in at else None, y=at["y"] if at and "y" in at else None,
+        origin=origins["units"][u["origin"]] if origins and u["origin"] else None,
+        **{**state, "models_left": state.get("models_left", u["models"])},
+    )
+
+
+def _write(doc, club, user):
+    rules = doc["rules"]
+    campaign = Campaign.objects.create(
+        club=club, name=free_name(Campaign.objects.filter(club=club), doc["name"]), description=doc["description"],
+        fires_persist=doc["fires_persist"], single_open_battle=doc["single_open_battle"], **rules,
+    )
+    if doc["created_at"]:
+        Campaign.objects.filter(pk=campaign.pk).update(created_at=doc["created_at"])
+    sheets = resolve_sheets(doc["sheets"], club)
+    scenarios = _scenarios(doc, club, user)
+    users = _users(doc)
+    own = _build_ground(doc["ground"], sheets, {"campaign": campaign}, users)
+    for b in doc["battles"]:
+        _write_battle(b, campaign, own, sheets, scenarios, users)
+    campaign.refresh_from_db()
+    return campaign
+
+
+def _write_battle(b, campaign, own, sheets, scenarios, users):
+    battle = Battle.objects.create(
+        club_id=campaign.club_id, campaign=campaign, scenario=scenarios[b["scenario"]] if b["scenario"] is not None
+        else None, name=b["name"], session_number=b["session_number"], status=b["status"], turn=b["turn"],
+        upkeep_turn=b["upkeep_turn"], table_width=b["table_width"], table_depth=b["table_depth"],
+        winner=b["winner"], result=b["result"], finished_at=b["finished_at"], log_head=b["log_head"], **b["rules"],
+    )
+    built = _build_ground(b["ground"], sheets, {"battle": battle}, users, origins=own)
+    sequence = dict(b["sequence"])
+    for key in SEQUENCE_UNITS:
+        if key in sequence:
+            sequence[key] = [f"u{built['units'][ref].pk}" for ref in sequence[key]]
+    Battle.objects.filter(pk=battle.pk).update(
+        sequence=sequence, campaign_before=_before_rows(b["campaign_before"], own),
+        **({"created_at": b["created_at"]} if b["created_at"] else {}),
+    )
+    entries = LogEntry.objects.bulk_create([
+        LogEntry(battle=battle, actor=users.get(e["actor"]),
+                 **{k: e[k] for k in ENTRY_KEYS if k not in ("actor", "undoes", "created_at")})
+        for e in b["log"]
+    ], batch_size=1000)
+    by_seq = {e.seq: e for e in entries}
+    for e, raw in zip(entries, b["log"]):
+        e.created_at = raw["created_at"]
+        e.undoes_id = by_seq[raw["undoes"]].pk if raw["undoes"] else None
+    LogEntry.objects.bulk_update(entries, ["created_at", "undoes"], batch_size=1000)
+
+
+def _before_rows(before, own):
+    """The cleaned `campaign_before` in the shape `apps.campaigns.services` stores it, with the new rows' ids."""
+    if not before:
+        return {}
+    structures = own["structures"]
+    out = {
+        "structures": {str(structures[r["structure"]].pk): {k: v for k, v in r.items() if k != "structure"}
+                       for r in before["structures"]},
+        "units": {},
+        "created_units": [own["units"][ref].pk for ref in before["created_units"]],
+    }
+    for r in before["units"]:
+        floor = own["floors"].get(r["floor"]) if r["floor"] else None
+        out["units"][str(own["units"][r["unit"]].pk)] = {
+            "floor_id": floor.pk if floor else None, "x": r["x"], "y": r["y"],
+            "models_left": r["models_left"], "destroyed": r["destroyed"],
+        }
+    return out

@@ -1,0 +1,242 @@
+"""A campaign's sessions from the campaign page and the battle page: start the next session, finish a
+battle, reopen the last one, the campaign's two session settings, and the whole-campaign file.
+
+Every change goes through `apps.campaigns.services` (or `export`); these views check who is asking,
+read the form and answer. A plain browser gets a 303 back to the page with a message; an HTMX caller
+gets the panel again (with the problem in it) or is sent to the page that changed. A member who is
+not an organiser is refused with 403 and the reason; another club's campaign is not found (404).
+"""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from apps import rules
+from apps.campaigns import permissions, services
+from apps.campaigns.export import MAX_BYTES, export_campaign, import_campaign
+from apps.campaigns.models import Campaign, Weather
+from apps.campaigns.views import campaign_context
+from apps.structures.formats import FormatErrors, dumps, parse_document
+from apps.structures.views import ImportForm, json_download
+from config.responses import refused, see_other
+
+WINNERS = (("A", "Side A won"), ("B", "Side B won"), ("D", "A draw"))
+
+
+class StartSessionForm(forms.Form):
+    name = forms.CharField(max_length=120, required=False, label="Name",
+                           help_text="Leave empty for “campaign — session N”")
+    weather = forms.ChoiceField(choices=Weather.choices, label="Weather")
+
+
+class FinishForm(forms.Form):
+    winner = forms.ChoiceField(choices=WINNERS, widget=forms.RadioSelect, label="Result",
+                               error_messages={"required": "Choose who won: side A, side B or a draw."})
+    result = forms.CharField(max_length=300, required=False, label="What happened",
+                             help_text="One line for the campaign's timeline, e.g. “The Soviets hold the crossroads”")
+
+
+class ReopenForm(forms.Form):
+    confirm = forms.BooleanField(
+        label="Yes: put the campaign back as it was before this session ended, and reopen it",
+        error_messages={"required": "Tick the box to confirm: reopening undoes the session's write-back."})
+
+
+class SettingsForm(forms.ModelForm):
+    class Meta:
+        model = Campaign
+        fields = ["fires_persist", "single_open_battle"]
+        labels = {"fires_persist": "Fires keep burning into the next session",
+                  "single_open_battle": "One open battle at a time"}
+
+
+class CampaignImportForm(ImportForm):
+    """The shared import form (club, file or pasted text) with the campaign format's own size limit."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].help_text = f"A .json file of at most {MAX_BYTES // 1_000_000} MB"
+
+    def document(self):
+        upload = self.cleaned_data.get("file")
+        if upload:
+            if upload.size > MAX_BYTES:
+                raise FormatErrors([("document", f"is {upload.size:,} bytes; files above {MAX_BYTES:,} bytes are "
+                                                 "refused")])
+            return parse_document(upload.read(), limit=MAX_BYTES)
+        return parse_document(self.cleaned_data["text"], limit=MAX_BYTES)
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+def member_campaign(request, pk):
+    return permissions.get_or_404(permissions.campaigns_with_role(request.user).select_related("club"), pk=pk)
+
+
+def campaign_url(campaign, anchor="sessions"):
+    return reverse("campaign", args=[campaign.pk]) + f"#{anchor}"
+
+
+def htmx_redirect(url):
+    response = HttpResponse(status=200)
+    response["HX-Redirect"] = url
+    return response
+
+
+def htmx_refresh():
+    response = HttpResponse(status=200)
+    response["HX-Refresh"] = "true"
+    return response
+
+
+def panel_again(request, campaign, partial, problem="", **forms_):
+    """The panel with the problem (or the bound form's errors) in it. HTMX only swaps 2xx answers, so
+    the panel comes back with 200; nothing was changed."""
+    context = campaign_context(request, campaign, **forms_)
+    context["problem"] = problem
+    return render(request, f"campaigns/campaign.html#{partial}", context)
+
+
+def not_done(request, campaign, problem, partial="sessions", anchor="sessions", **forms_):
+    if request.htmx:
+        return panel_again(request, campaign, partial, problem, **forms_)
+    messages.error(request, problem)
+    return see_other(campaign_url(campaign, anchor))
+
+
+def first_error(form):
+    return next(iter(e for errors in form.errors.values() for e in errors), "Check the form.")
+
+
+# ---------------------------------------------------------------------------------- sessions
+
+@login_required
+@require_POST
+def session_start(request, pk):
+    """The next session: a battle set up from the campaign's ground and rosters as they stand. The
+    battle page's "Start battle" then starts it."""
+    campaign = member_campaign(request, pk)
+    if not permissions.is_organiser(request.user, campaign.club_id):
+        return refused(request, f"Only an organiser of {campaign.club} may start a session.",
+                       back=campaign_url(campaign))
+    form = StartSessionForm(request.POST)
+    if not form.is_valid():
+        return not_done(request, campaign, first_error(form), start_form=form)
+    try:
+        battle = services.start_session(campaign_id=campaign.pk, user=request.user, name=form.cleaned_data["name"],
+                                        weather=form.cleaned_data["weather"])
+    except rules.ActionRefused as error:
+        return not_done(request, campaign, error.message, start_form=form)
+    url = reverse("battle", args=[battle.pk])
+    messages.success(request, f"Session {battle.session_number} is set up from the campaign's ground and rosters. "
+                              "Start the battle when the table is ready.")
+    return htmx_redirect(url) if request.htmx else see_other(url)
+
+
+@login_required
+@require_POST
+def battle_finish(request, pk):
+    """End a battle from the battle page: the result, and for a campaign battle its end state written
+    back to the campaign."""
+    battle = permissions.get_or_404(permissions.battles_for(request.user).select_related("campaign"), pk=pk)
+    back = reverse("battle", args=[battle.pk])
+    if not permissions.is_organiser(request.user, battle.club_id):
+        return refused(request, "Only an organiser may finish the battle.", back=back)
+    form = FinishForm(request.POST)
+    problem = "" if form.is_valid() else first_error(form)
+    if not problem:
+        try:
+            services.finish_battle(battle_id=battle.pk, user=request.user, winner=form.cleaned_data["winner"],
+                                   result=form.cleaned_data["result"])
+        except rules.ActionRefused as error:
+            problem = error.message
+    if problem:
+        # The battle page shows it in its messages; the form stays where it was.
+        messages.error(request, problem)
+        return htmx_refresh() if request.htmx else see_other(back + "#turns")
+    done = f"{battle.name} is finished"
+    if battle.campaign_id:
+        done += ": its end state is now the campaign's ground and rosters"
+        url = reverse("campaign", args=[battle.campaign_id])
+    else:
+        url = back
+    messages.success(request, done + ".")
+    return htmx_redirect(url) if request.htmx else see_other(url)
+
+
+@login_required
+@require_POST
+def session_reopen(request, pk):
+    """Reopen the last finished session: the campaign goes back to exactly what it was before it ended."""
+    campaign = member_campaign(request, pk)
+    if not permissions.is_organiser(request.user, campaign.club_id):
+        return refused(request, f"Only an organiser of {campaign.club} may reopen a session.",
+                       back=campaign_url(campaign))
+    form = ReopenForm(request.POST)
+    if not form.is_valid():
+        return not_done(request, campaign, first_error(form), reopen_form=form)
+    try:
+        battle = services.reopen_last(campaign_id=campaign.pk, user=request.user)
+    except rules.ActionRefused as error:
+        return not_done(request, campaign, error.message)
+    messages.success(request, f"{battle.name} is open again; the campaign is back as it was before it ended.")
+    if request.htmx:
+        return htmx_refresh()
+    return see_other(campaign_url(campaign))
+
+
+@login_required
+@require_POST
+def campaign_settings(request, pk):
+    campaign = member_campaign(request, pk)
+    if not permissions.is_organiser(request.user, campaign.club_id):
+        return refused(request, f"Only an organiser of {campaign.club} may change the campaign's settings.",
+                       back=campaign_url(campaign, "campaign-settings"))
+    form = SettingsForm(request.POST, instance=campaign)
+    if not form.is_valid():
+        return not_done(request, campaign, first_error(form), partial="settings", anchor="campaign-settings",
+                        settings_form=form)
+    form.save()
+    if request.htmx:
+        context = campaign_context(request, campaign)
+        context["settings_saved"] = True
+        return render(request, "campaigns/campaign.html#settings_update", context)
+    messages.success(request, "The campaign's settings are saved.")
+    return see_other(campaign_url(campaign, "campaign-settings"))
+
+
+# ---------------------------------------------------------------------------------- the campaign file
+
+@login_required
+@require_GET
+def campaign_export(request, pk):
+    campaign = member_campaign(request, pk)
+    return json_download(dumps(export_campaign(campaign)), f"campaign-{campaign.pk}.redoubt-campaign.json")
+
+
+@login_required
+def campaign_import(request):
+    """A whole campaign from its file, into a club the user organises. A bad file lists every problem
+    with its path and nothing is saved."""
+    clubs = list(permissions.organised_clubs(request.user).order_by("name"))
+    if not clubs:
+        return refused(request, "Only a club's organisers import campaigns into it.", back=reverse("home"))
+    form = CampaignImportForm(request.POST or None, request.FILES or None, clubs=clubs)
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = import_campaign(form.document(), club=form.chosen_club(), user=request.user)
+        except FormatErrors as exc:
+            errors = exc.errors
+        else:
+            messages.success(request, f"Imported the campaign {campaign.name} into {campaign.club.name}.")
+            for warning in campaign.import_warnings:
+                messages.warning(request, warning)
+            return see_other(reverse("campaign", args=[campaign.pk]))
+    status = 400 if request.method == "POST" else 200
+    return render(request, "campaigns/import.html", {"form": form, "errors": errors, "action": request.path},
+                  status=status)

@@ -1,0 +1,339 @@
+"""The whole-campaign file, "redoubt.campaign": export → import → export gives the same bytes, the
+imported logs still verify, the imported campaign carries on (reopen, next session) exactly like the
+original; a bad file lists every error with its path and saves nothing; the download and the import
+page, and who may use them."""
+
+import copy
+import json
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.urls import reverse
+
+from apps.armies.models import Army, Unit
+from apps.battles import services as battles
+from apps.battles.log import first_broken_entry
+from apps.battles.models import Battle, LogEntry
+from apps.campaigns import services
+from apps.campaigns.export import export_campaign, import_campaign
+from apps.campaigns.formats import export_scenario
+from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
+from apps.structures.formats import FormatErrors, dumps
+from apps.structures.models import BunkerSheet, Structure
+from tests.campaigns.test_campaign_page import demo, demo_data, signed  # noqa: F401
+from tests.campaigns.test_pages import body, fast_passwords  # noqa: F401
+
+ROWS = (Campaign, Scenario, Battle, Structure, Army, Unit, LogEntry, BunkerSheet)
+
+
+def counts():
+    return [model.objects.count() for model in ROWS]
+
+
+def fresh_club(demo, slug="new-host"):
+    club = Club.objects.create(name="The new host", slug=slug)
+    Membership.objects.create(club=club, user=demo.organiser, role=Role.ORGANISER)
+    # permissions.role_in keeps the user's roles on the user object, as for one request.
+    demo.organiser.__dict__.pop("_redoubt_roles", None)
+    return club
+
+
+def history(demo):
+    """Three sessions of the demo campaign, through the services: session 1 played on (one action
+    undone, one double-submitted), a crew section born in it, finished; session 2 finished; session 3
+    in progress with a LaserGrenadiers-style sequence naming its units."""
+    one = demo.session1
+    ids = demo.ids(one)
+    org = demo.organiser
+    battles.perform(battle_id=one.pk, user=demo.alice, action="ba_he", attacker=ids.u["A", "Field gun team"],
+                    inputs={"weapon": ids.w["he-2d6"], "structure": ids.s["Brick townhouse"],
+                            "target": ids.u["B", "Grenadier Squad 2"], "hit": "yes"}, dice_values=["1", "1"])
+    battles.undo_last(battle_id=one.pk, user=demo.alice)
+    for _ in range(2):
+        battles.perform(battle_id=one.pk, user=demo.bob, action="ba_he", attacker=ids.u["B", "Tiger I"],
+                        inputs={"weapon": ids.w["he-2d6"], "structure": ids.s["Brick house at the crossroads"],
+                                "target": ids.u["B", "Grenadier Squad 1"], "hit": "no"},
+                        client_token="3f0c5c1e-0000-4000-8000-000000000001")
+    army = Army.objects.get(battle=one, side="A")
+    Unit.objects.create(army=army, name="Loghouse crew section", models_start=4, models_left=3, x=31, y=7)
+    Structure.objects.filter(battle=one, name="Thatched barn").update(collapsed=True, fire_size=None)
+    services.finish_battle(battle_id=one.pk, user=org, winner="A", result="The barn is gone")
+    two = services.start_session(campaign_id=demo.campaign.pk, user=org, name="Second push", weather="mist")
+    battles.start(battle_id=two.pk, user=org)
+    Structure.objects.filter(battle=two, name="Church tower").update(damage_taken=9)
+    services.finish_battle(battle_id=two.pk, user=org, winner="B")
+    three = services.start_session(campaign_id=demo.campaign.pk, user=org)
+    battles.start(battle_id=three.pk, user=org)
+    units = [f"u{pk}" for pk in Unit.objects.filter(army__battle=three).order_by("pk").values_list("pk", flat=True)]
+    Battle.objects.filter(pk=three.pk).update(sequence={
+        "sides": ["A", "B"], "initiative": "A", "rolled": True, "pass_streak": 1, "activated": units[:2],
+        "pending_morale": units[-1:], "events": []})
+    return one, two, three
+
+
+def export_text(campaign):
+    return dumps(export_campaign(campaign))
+
+
+def imported(demo, text, club=None):
+    return import_campaign(json.loads(text), club=club or fresh_club(demo), user=demo.organiser)
+
+
+# ---------------------------------------------------------------------------------- round trip
+
+def test_export_import_export_is_byte_identical(demo):
+    history(demo)
+    first = export_text(demo.campaign)
+    copy_ = imported(demo, first)
+    assert copy_.pk != demo.campaign.pk and copy_.import_warnings == []
+    assert export_text(copy_) == first
+    # …and once more from the copy, into yet another club.
+    assert export_text(imported(demo, first, fresh_club(demo, "third-host"))) == first
+
+
+def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
+    one, two, three = history(demo)
+    doc = export_campaign(demo.campaign)
+    assert (doc["format"], doc["version"], doc["name"]) == ("redoubt.campaign", 1, "Operation Crossroads")
+    assert doc["settings"] == {"fires_persist": False, "single_open_battle": True}
+    assert [s["slug"] for s in doc["sheets"]] == ["german-concrete-blockhouse", "soviet-at-hmg-loghouse"]
+    assert [s["name"] for s in doc["scenarios"]] == ["Village crossroads"]
+    assert doc["scenarios"][0] == export_scenario(one.scenario)
+    assert len(doc["structures"]) == 13 and [a["owner"] for a in doc["armies"]] == ["alice", "bob"]
+    # The crew section born in session 1 joined side A's roster.
+    assert doc["armies"][0]["units"][-1]["name"] == "Loghouse crew section"
+    assert [(b["session_number"], b["status"], b["winner"], b["scenario"]) for b in doc["battles"]] == [
+        (1, "finished", "A", 0), (2, "finished", "B", None), (3, "in_progress", "", None)]
+    first = doc["battles"][0]
+    assert first["structures"][0]["origin"] == 0 and first["armies"][0]["origin"] == "A"
+    assert first["armies"][0]["units"][0]["origin"] == "A:0"
+    assert first["armies"][0]["units"][-1]["origin"] is None
+    assert first["campaign_before"]["created_units"] == ["A:5"]
+    # What reopening session 1 needs: the barn (structure 10) before it collapsed, every unit's losses.
+    barn = first["campaign_before"]["structures"][10]
+    assert barn["structure"] == 10 and barn["collapsed"] is False and barn["fire_size"] is None
+    assert doc["structures"][10]["name"] == "Thatched barn" and doc["structures"][10]["state"]["collapsed"]
+    assert [u["unit"] for u in first["campaign_before"]["units"]] == [f"A:{i}" for i in range(5)] + \
+        [f"B:{i}" for i in range(7)]
+    assert doc["battles"][2]["sequence"]["activated"] == ["A:0", "A:1"]
+    assert doc["battles"][2]["sequence"]["pending_morale"] == ["B:6"]
+    log = first["log"]
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    undo = next(e for e in log if e["action"] == "undo")
+    assert log[undo["undoes"] - 1]["undone"] is True
+    assert sum(e["client_token"] == "3f0c5c1e-0000-4000-8000-000000000001" for e in log) == 1
+    assert log[-1]["entry_hash"] == first["log_head"] and log[1]["prev_hash"] == log[0]["entry_hash"]
+    assert (log[0]["actor"], log[1]["actor"]) == ("demo", "alice") and log[0]["created_at"].endswith("+00:00")
+
+
+def test_imported_logs_verify_and_keep_every_field(demo):
+    history(demo)
+    copy_ = imported(demo, export_text(demo.campaign))
+    for original, twin in zip(demo.campaign.battles.order_by("session_number"), copy_.battles.order_by("session_number")):
+        call_command("verify_log", twin.pk, stdout=open("/dev/null", "w"))
+        assert first_broken_entry(twin) is None and twin.log_head == original.log_head
+        fields = ("seq", "turn", "actor_id", "actor_name", "side", "action", "inputs", "dice", "outcome", "summary",
+                  "undo", "undone", "undoes__seq", "client_token", "prev_hash", "entry_hash", "created_at")
+        assert list(twin.log_entries.order_by("seq").values(*fields)) == \
+            list(original.log_entries.order_by("seq").values(*fields))
+        assert (twin.created_at, twin.finished_at, twin.turn, twin.status) == \
+            (original.created_at, original.finished_at, original.turn, original.status)
+    assert copy_.created_at == demo.campaign.created_at
+
+
+def test_the_imported_campaign_carries_on_like_the_original(demo):
+    one, two, three = history(demo)
+    copy_ = imported(demo, export_text(demo.campaign))
+    # The open battle's sequence names the imported units.
+    twin = copy_.battles.get(session_number=3)
+    units = [f"u{pk}" for pk in Unit.objects.filter(army__battle=twin).order_by("pk").values_list("pk", flat=True)]
+    assert twin.sequence["activated"] == units[:2] and twin.sequence["pending_morale"] == units[-1:]
+    # Finish session 3 in both, then reopen it in both: each campaign is back where it was.
+    for campaign in (demo.campaign, copy_):
+        battle = campaign.battles.get(session_number=3)
+        Structure.objects.filter(battle=battle, name="Timber workshop").update(collapsed=True)
+        services.finish_battle(battle_id=battle.pk, user=demo.organiser, winner="D")
+    finished = [export_campaign(c) for c in (demo.campaign, copy_)]
+    assert finished[0]["structures"] == finished[1]["structures"] and finished[0]["armies"] == finished[1]["armies"]
+    assert finished[0]["structures"][12]["state"] == {"collapsed": True}
+    for campaign in (demo.campaign, copy_):
+        services.reopen_last(campaign_id=campaign.pk, user=demo.organiser)
+        services.finish_battle(battle_id=campaign.battles.get(session_number=3).pk, user=demo.organiser, winner="A")
+        services.reopen_last(campaign_id=campaign.pk, user=demo.organiser)
+    reopened = [export_campaign(c) for c in (demo.campaign, copy_)]
+    for key in ("structures", "armies"):
+        assert reopened[0][key] == reopened[1][key]
+    # The next session starts from the imported ground and rosters, copied with their origins.
+    services.finish_battle(battle_id=copy_.battles.get(session_number=3).pk, user=demo.organiser, winner="A")
+    four = services.start_session(campaign_id=copy_.pk, user=demo.organiser)
+    assert four.session_number == 4
+    assert Structure.objects.filter(battle=four, origin__campaign=copy_).count() == 13
+
+
+def test_users_are_matched_by_name_and_missing_ones_leave_the_name_in_the_log(demo):
+    history(demo)
+    doc = json.loads(export_text(demo.campaign))
+    for army in doc["armies"] + doc["battles"][0]["armies"]:
+        if army["owner"] == "bob":
+            army["owner"] = "robert"
+    for entry in doc["battles"][0]["log"]:
+        if entry["actor"] == "bob":
+            entry["actor"] = "robert"
+    copy_ = import_campaign(doc, club=fresh_club(demo), user=demo.organiser)
+    assert dict(copy_.armies.values_list("side", "owner__username")) == {"A": "alice", "B": None}
+    one = copy_.battles.get(session_number=1)
+    robert = one.log_entries.filter(actor_name="bob")
+    assert robert.exists() and not robert.filter(actor__isnull=False).exists()
+    assert one.log_entries.filter(actor__username="alice").exists()
+    assert first_broken_entry(one) is None
+
+
+def test_an_identical_scenario_and_the_library_sheets_are_reused(demo):
+    history(demo)
+    text = export_text(demo.campaign)
+    sheets, scenarios = BunkerSheet.objects.count(), Scenario.objects.count()
+    copy_ = imported(demo, text, club=demo.campaign.club)
+    assert copy_.name == "Operation Crossroads (2)" and copy_.club_id == demo.campaign.club_id
+    assert (BunkerSheet.objects.count(), Scenario.objects.count()) == (sheets, scenarios)
+    assert copy_.battles.get(session_number=1).scenario == demo.session1.scenario
+
+
+def test_a_log_that_no_longer_matches_its_hashes_is_imported_as_it_is_and_reported(demo):
+    history(demo)
+    doc = json.loads(export_text(demo.campaign))
+    doc["battles"][0]["log"][2]["summary"] = "Nothing happened, honestly"
+    copy_ = import_campaign(doc, club=fresh_club(demo), user=demo.organiser)
+    assert copy_.import_warnings == [
+        "Village crossroads — session 1: entry #3 was changed after it was written (hash differs); "
+        "verify_log reports it too"]
+    seq, _ = first_broken_entry(copy_.battles.get(session_number=1))
+    assert seq == 3
+
+
+# ---------------------------------------------------------------------------------- bad files
+
+def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
+    history(demo)
+    doc = json.loads(export_text(demo.campaign))
+    bad = copy.deepcopy(doc)
+    bad["name"] = ""
+    bad["settings"]["fires_persist"] = "yes"
+    bad["sheets"][0]["kind"] = "castle"
+    bad["scenarios"][0]["table"]["width"] = -1
+    bad["structures"][1]["wall_material"] = "unobtainium"
+    bad["armies"][0]["units"][0]["weapons"][0]["weapon"] = "laser"
+    bad["armies"][1]["owner"] = 7
+    one = bad["battles"][0]
+    one["status"] = "paused"
+    one["structures"][0]["origin"] = 99
+    one["armies"][0]["units"][0]["origin"] = "Z:9"
+    one["campaign_before"]["units"][0]["unit"] = "A:99"
+    one["log"][1]["seq"] = 7
+    one["log"][2]["entry_hash"] = "not a hash"
+    one["log"][3]["created_at"] = "yesterday"
+    bad["battles"][1]["session_number"] = 1
+    bad["battles"][2]["sequence"]["activated"] = ["B:77"]
+    bad["battles"][2]["finished_at"] = None
+    bad["battles"][2]["status"] = "finished"
+    before = counts()
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(bad, club=fresh_club(demo), user=demo.organiser)
+    paths = [path for path, _ in caught.value.errors]
+    for path in ("name", "settings.fires_persist", "sheets[0].kind", "scenarios[0].table.width",
+                 "structures[1].wall_material", "armies[0].units[0].weapons[0].weapon", "armies[1].owner",
+                 "battles[0].status", "battles[0].structures[0].origin", "battles[0].armies[0].units[0].origin",
+                 "battles[0].campaign_before.units[0].unit", "battles[0].log[1].seq", "battles[0].log[2].entry_hash",
+                 "battles[0].log[3].created_at", "battles[1].session_number", "battles[2].sequence.activated[0]",
+                 "battles[2].finished_at"):
+        assert path in paths, (path, caught.value.errors)
+    assert counts() == before
+    assert Club.objects.get(slug="new-host").campaigns.count() == 0
+
+
+@pytest.mark.parametrize("data, path, message", [
+    ([], "document", 'must be a JSON object with "format": "redoubt.campaign", not an array'),
+    ({"format": "redoubt.scenario", "version": 1}, "format",
+     'must be "redoubt.campaign" (this is a "redoubt.scenario" file)'),
+    ({"format": "redoubt.campaign", "version": 2}, "version", "is 2; this Redoubt reads version 1 of redoubt.campaign"),
+    ({"format": "redoubt.campaign", "version": 1, "name": "X", "rules": {"ruleset": "ba"}, "colour": "red"},
+     "colour", "is not a field here"),
+])
+def test_the_envelope_is_checked_first(demo, data, path, message):
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(data, club=fresh_club(demo), user=demo.organiser)
+    assert caught.value.errors[0][0] == path and caught.value.errors[0][1].startswith(message)
+
+
+def test_only_an_organiser_of_the_club_imports_into_it(demo):
+    text = export_text(demo.campaign)
+    for user in (demo.alice, demo.dora, demo.olga):
+        with pytest.raises(PermissionDenied):
+            import_campaign(json.loads(text), club=demo.campaign.club, user=user)
+
+
+# ---------------------------------------------------------------------------------- the pages
+
+def test_members_download_the_campaign_file(client, demo):
+    history(demo)
+    response = signed(client, demo.alice).get(reverse("campaign_export", args=[demo.campaign.pk]))
+    assert response.status_code == 200 and response["Content-Type"] == "application/json; charset=utf-8"
+    assert response["Content-Disposition"] == \
+        f'attachment; filename="campaign-{demo.campaign.pk}.redoubt-campaign.json"'
+    assert response.content.decode() == export_text(demo.campaign)
+
+
+def test_the_import_page_imports_into_a_club_the_user_organises(client, demo):
+    history(demo)
+    club = fresh_club(demo)
+    signed(client, demo.organiser)
+    page = body(client.get(reverse("campaign_import")))
+    assert "The new host" in page and "Redoubt Demo Club" in page and "Olga" not in page
+    upload = SimpleUploadedFile("crossroads.json", export_text(demo.campaign).encode(), "application/json")
+    response = client.post(reverse("campaign_import"), {"club": club.pk, "file": upload})
+    copy_ = club.campaigns.get()
+    assert response.status_code == 303 and response["Location"] == reverse("campaign", args=[copy_.pk])
+    html = body(client.get(response["Location"]))
+    assert "Imported the campaign Operation Crossroads into The new host." in html
+    assert copy_.battles.count() == 3
+
+
+def test_the_import_page_lists_every_error_and_saves_nothing(client, demo):
+    doc = export_campaign(demo.campaign)
+    doc["structures"][0]["x"] = "left"
+    doc["battles"][0]["log"][0]["undone"] = "maybe"
+    before = counts()
+    response = signed(client, demo.organiser).post(reverse("campaign_import"), {
+        "club": demo.campaign.club_id, "text": json.dumps(doc)})
+    assert response.status_code == 400
+    html = body(response)
+    assert "Nothing was imported: 2 problems" in html
+    assert "structures[0].x" in html and "battles[0].log[0].undone" in html
+    assert counts() == before
+
+
+def test_the_import_page_refuses_a_file_over_the_limit(client, demo, monkeypatch):
+    monkeypatch.setattr("apps.campaigns.session_views.MAX_BYTES", 1000)
+    upload = SimpleUploadedFile("big.json", export_text(demo.campaign).encode(), "application/json")
+    response = signed(client, demo.organiser).post(reverse("campaign_import"), {
+        "club": demo.campaign.club_id, "file": upload})
+    assert response.status_code == 400 and "bytes are refused" in body(response)
+
+
+def test_the_import_page_is_for_organisers_and_their_clubs_only(client, demo):
+    response = signed(client, demo.alice).get(reverse("campaign_import"))
+    assert response.status_code == 403 and "Only a club&#x27;s organisers import campaigns" in body(response)
+    olgas = demo.olga.clubs.get()
+    before = counts()
+    response = signed(client, demo.organiser).post(reverse("campaign_import"), {
+        "club": olgas.pk, "text": export_text(demo.campaign)})
+    assert response.status_code == 400 and "Select a valid choice" in body(response)
+    assert counts() == before
+
+
+def test_importing_a_battle_in_progress_warns_that_its_past_cannot_be_undone_here(demo):
+    copy_ = imported(demo, export_text(demo.campaign))
+    assert copy_.import_warnings == [
+        "Village crossroads — session 1 is still open: what was done in it before the import cannot be undone "
+        "here (its log names the old host's rows). Play on, or finish it."]

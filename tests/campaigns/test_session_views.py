@@ -1,0 +1,236 @@
+"""The session controls through the test client: set up the next session, finish a battle from the
+battle page, reopen the last session, the campaign's settings. Each works as a plain form (303 and a
+message) and over HTMX; every refusal says why and changes nothing (checked in the database)."""
+
+import pytest
+from django.urls import reverse
+
+from apps.armies.models import Unit
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.campaigns.models import Campaign
+from apps.structures.models import Structure
+from tests.campaigns.test_campaign_page import (HTMX, campaign_url, demo, demo_data, finish_first_session,  # noqa: F401
+                                                signed)
+from tests.campaigns.test_pages import body, fast_passwords, text_of  # noqa: F401
+
+
+def state(demo):
+    """Everything a session control could change."""
+    campaign = Campaign.objects.get(pk=demo.campaign.pk)
+    return (
+        (campaign.fires_persist, campaign.single_open_battle, campaign.name),
+        list(Battle.objects.filter(campaign=campaign).order_by("pk")
+             .values("pk", "status", "winner", "result", "finished_at", "version", "campaign_before")),
+        LogEntry.objects.filter(battle__campaign=campaign).count(),
+        list(Structure.objects.filter(campaign=campaign).order_by("pk").values()),
+        list(Unit.objects.filter(army__campaign=campaign).order_by("pk").values()),
+    )
+
+
+def messages_of(response):
+    return [str(m) for m in response.wsgi_request._messages]
+
+
+def start(client, demo, htmx=False, **data):
+    return client.post(reverse("campaign_session_start", args=[demo.campaign.pk]),
+                       {"name": "", "weather": "clear", **data}, **(HTMX if htmx else {}))
+
+
+def finish(client, battle, htmx=False, **data):
+    return client.post(reverse("battle_finish", args=[battle.pk]), data, **(HTMX if htmx else {}))
+
+
+def reopen(client, demo, htmx=False, **data):
+    return client.post(reverse("campaign_session_reopen", args=[demo.campaign.pk]), data, **(HTMX if htmx else {}))
+
+
+# ---------------------------------------------------------------------------------- start
+
+def test_organiser_sets_up_the_next_session_and_lands_on_its_battle(client, demo):
+    finish_first_session(demo)
+    response = start(signed(client, demo.organiser), demo, name="Night raid", weather="rain")
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    assert response.status_code == 303 and response["Location"] == reverse("battle", args=[two.pk])
+    assert (two.name, two.status, two.weather, two.turn) == ("Night raid", BattleStatus.SETUP, "rain", 1)
+    assert two.structures.count() == demo.campaign.structures.count()
+    html = body(client.get(response["Location"]))
+    assert "Session 2 is set up" in html and "Start battle" in html
+
+
+def test_htmx_start_sends_the_browser_to_the_new_battle(client, demo):
+    finish_first_session(demo)
+    response = start(signed(client, demo.organiser), demo, htmx=True)
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    assert response.status_code == 200 and response["HX-Redirect"] == reverse("battle", args=[two.pk])
+    assert two.name == "Operation Crossroads — session 2"
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_second_open_battle_is_refused_when_the_campaign_forbids_it(client, demo, htmx):
+    before = state(demo)
+    response = start(signed(client, demo.organiser), demo, htmx=htmx)
+    problem = "Village crossroads — session 1 is still open: finish it before starting the next session"
+    if htmx:
+        assert response.status_code == 200 and problem in text_of(response, "sessions")
+    else:
+        assert response.status_code == 303 and response["Location"] == campaign_url(demo) + "#sessions"
+        assert problem in body(client.get(response["Location"]))
+    assert state(demo) == before
+
+
+def test_a_second_open_battle_is_allowed_when_the_campaign_allows_it(client, demo):
+    Campaign.objects.filter(pk=demo.campaign.pk).update(single_open_battle=False)
+    response = start(signed(client, demo.organiser), demo)
+    assert response.status_code == 303
+    assert Battle.objects.filter(campaign=demo.campaign).exclude(status=BattleStatus.FINISHED).count() == 2
+
+
+def test_bad_weather_is_refused_next_to_the_form(client, demo):
+    finish_first_session(demo)
+    before = state(demo)
+    response = start(signed(client, demo.organiser), demo, htmx=True, weather="hail", name="x" * 121)
+    assert response.status_code == 200
+    sessions = text_of(response, "sessions")
+    assert "Select a valid choice. hail is not one of the available choices." in sessions
+    assert "at most 120 characters" in sessions
+    assert state(demo) == before
+
+
+@pytest.mark.parametrize("who", ["alice", "bob", "dora"])
+def test_members_who_do_not_organise_are_refused_every_control(client, demo, who):
+    finish_first_session(demo)
+    before = state(demo)
+    signed(client, getattr(demo, who))
+    for response in (start(client, demo), reopen(client, demo, confirm="on"),
+                     finish(client, demo.session1, winner="B"),
+                     client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {"fires_persist": "on"})):
+        assert response.status_code == 403
+        assert "Only an organiser" in body(response) and "Nothing was changed." in body(response)
+    assert state(demo) == before
+
+
+def test_another_clubs_organiser_finds_nothing(client, demo):
+    before = state(demo)
+    signed(client, demo.olga)
+    for response in (start(client, demo), reopen(client, demo, confirm="on"),
+                     finish(client, demo.session1, winner="A"),
+                     client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {"fires_persist": "on"}),
+                     client.get(reverse("campaign_export", args=[demo.campaign.pk]))):
+        assert response.status_code == 404
+    assert state(demo) == before
+
+
+def test_controls_only_answer_posts(client, demo):
+    signed(client, demo.organiser)
+    for name, pk in (("campaign_session_start", demo.campaign.pk), ("campaign_session_reopen", demo.campaign.pk),
+                     ("campaign_settings", demo.campaign.pk), ("battle_finish", demo.session1.pk)):
+        assert client.get(reverse(name, args=[pk])).status_code == 405
+
+
+def test_signed_out_visitors_are_sent_to_sign_in(client, demo):
+    before = state(demo)
+    response = start(client, demo)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+    assert state(demo) == before
+
+
+# ---------------------------------------------------------------------------------- finish
+
+def test_the_battle_page_offers_organisers_the_finish_control(client, demo):
+    url = reverse("battle", args=[demo.session1.pk])
+    html = body(signed(client, demo.organiser).get(url))
+    assert 'id="finish-battle"' in html and reverse("battle_finish", args=[demo.session1.pk]) in html
+    assert 'id="finish-battle"' not in body(signed(client, demo.alice).get(url))
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_organiser_finishes_the_battle_and_the_campaign_takes_its_end_state(client, demo, htmx):
+    barn = Structure.objects.get(battle=demo.session1, name="Thatched barn")
+    response = finish(signed(client, demo.organiser), demo.session1, htmx=htmx, winner="B",
+                      result="The barn burned", extra="ignored")
+    battle = Battle.objects.get(pk=demo.session1.pk)
+    assert (battle.status, battle.winner, battle.result) == (BattleStatus.FINISHED, "B", "The barn burned")
+    assert Structure.objects.get(pk=barn.origin_id).fire_size == barn.fire_size
+    if htmx:
+        assert response["HX-Redirect"] == campaign_url(demo).split("#")[0]
+    else:
+        assert response.status_code == 303 and response["Location"] == reverse("campaign", args=[demo.campaign.pk])
+    html = body(client.get(reverse("campaign", args=[demo.campaign.pk])))
+    assert "its end state is now the campaign" in html and "Side B won: The barn burned" in html
+    assert 'id="finish-battle"' not in body(client.get(reverse("battle", args=[battle.pk])))
+
+
+@pytest.mark.parametrize("data", [{}, {"winner": "C"}, {"winner": "A", "result": "x" * 301}])
+def test_a_finish_without_a_proper_result_changes_nothing(client, demo, data):
+    before = state(demo)
+    response = finish(signed(client, demo.organiser), demo.session1, **data)
+    assert response.status_code == 303 and response["Location"].startswith(reverse("battle", args=[demo.session1.pk]))
+    assert messages_of(response)[0] in ("Choose who won: side A, side B or a draw.",
+                                        "Select a valid choice. C is not one of the available choices.",
+                                        "Ensure this value has at most 300 characters (it has 301).")
+    assert state(demo) == before
+
+
+def test_finishing_twice_is_refused(client, demo):
+    finish_first_session(demo)
+    before = state(demo)
+    response = finish(signed(client, demo.organiser), demo.session1, winner="B")
+    assert messages_of(response) == ["This battle is already finished"]
+    assert state(demo) == before
+
+
+# ---------------------------------------------------------------------------------- reopen
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_reopen_needs_its_confirmation(client, demo, htmx):
+    finish_first_session(demo)
+    before = state(demo)
+    response = reopen(signed(client, demo.organiser), demo, htmx=htmx)
+    problem = "Tick the box to confirm: reopening undoes the session&#x27;s write-back."
+    if htmx:
+        assert problem in body(response)
+    else:
+        assert messages_of(response) == ["Tick the box to confirm: reopening undoes the session's write-back."]
+    assert state(demo) == before
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_reopen_puts_the_campaign_back_and_opens_the_battle(client, demo, htmx):
+    before = state(demo)
+    finish_first_session(demo)
+    assert state(demo)[3:] != before[3:]
+    response = reopen(signed(client, demo.organiser), demo, htmx=htmx, confirm="on")
+    if htmx:
+        assert response["HX-Refresh"] == "true"
+    else:
+        assert response.status_code == 303
+    after = state(demo)
+    assert after[3:] == before[3:]
+    assert Battle.objects.get(pk=demo.session1.pk).status == BattleStatus.IN_PROGRESS
+    html = body(client.get(campaign_url(demo)))
+    assert "is open again" in html and 'id="reopen-session"' not in html
+
+
+def test_nothing_to_reopen(client, demo):
+    before = state(demo)
+    response = reopen(signed(client, demo.organiser), demo, confirm="on")
+    assert messages_of(response) == ["No finished battle to reopen"]
+    assert state(demo) == before
+
+
+# ---------------------------------------------------------------------------------- settings
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_organisers_change_the_two_session_settings_and_nothing_else(client, demo, htmx):
+    url = reverse("campaign_settings", args=[demo.campaign.pk])
+    response = signed(client, demo.organiser).post(
+        url, {"fires_persist": "on", "name": "Renamed", "club": demo.olga.clubs.get().pk, "ruleset": "lg"},
+        **(HTMX if htmx else {}))
+    campaign = Campaign.objects.get(pk=demo.campaign.pk)
+    assert (campaign.fires_persist, campaign.single_open_battle) == (True, False)
+    assert (campaign.name, campaign.club_id, campaign.ruleset) == ("Operation Crossroads", demo.campaign.club_id, "ba")
+    if htmx:
+        assert "Saved." in text_of(response, "campaign-settings")
+        assert 'id="sessions" class="card" aria-labelledby="sessions-title" hx-swap-oob="true"' in body(response)
+    else:
+        assert response.status_code == 303 and messages_of(response) == ["The campaign's settings are saved."]

@@ -1,0 +1,156 @@
+"""Done when: two sessions of the demo campaign are played one after the other, the second starting
+from the first's end state — end to end through the test client, as the organiser and the players
+would at the table: the battle views with "I rolled" dice, the battle page's Finish control, the
+campaign page's session controls. Every step is checked in the pages and in the database."""
+
+import uuid
+from decimal import Decimal
+
+from django.urls import reverse
+
+from apps.armies.models import Unit
+from apps.battles.log import first_broken_entry
+from apps.battles.models import Battle, BattleStatus
+from apps.structures.models import Structure
+from tests.campaigns.test_campaign_page import demo, demo_data, signed  # noqa: F401
+from tests.campaigns.test_pages import body, fast_passwords, table_rows, text_of  # noqa: F401
+
+HOUSE, BARN, COTTAGE = "Brick house at the crossroads", "Thatched barn", "Timber cottage"
+TOWNHOUSE, TOWER, LOGHOUSE = "Brick townhouse", "Church tower", "Soviet AT/HMG Loghouse"
+CARRIED = ("damage_taken", "fire_size", "fire_started_turn", "collapsed", "destroyed", "impassable", "crew_men",
+           "crew_pins", "crew_penetrating_hits", "weapons_destroyed")
+
+
+def resolve(client, battle, user, dice, **inputs):
+    """One action through the battle page's form, with the players' own dice ("I rolled")."""
+    entries = battle.log_entries.count()
+    data = {**inputs, "dice_mode": "player", "client_token": str(uuid.uuid4()),
+            **{f"dice_{i}": str(d) for i, d in enumerate(dice)}}
+    response = signed(client, user).post(reverse("battle_resolve", args=[battle.pk]), data)
+    assert response.status_code == 303, body(response)
+    assert battle.log_entries.count() == entries + 1
+    return battle.log_entries.order_by("-seq").first()
+
+
+def campaign_rows(demo):
+    """The campaign's memory: its ground and rosters, every row and field."""
+    return (list(Structure.objects.filter(campaign=demo.campaign).order_by("pk").values()),
+            list(Unit.objects.filter(army__campaign=demo.campaign).order_by("pk").values()))
+
+
+def test_two_sessions_of_the_demo_campaign_one_after_the_other(client, demo):
+    one = demo.session1
+    campaign_url = reverse("campaign", args=[demo.campaign.pk])
+    ids = demo.ids(one)
+
+    # Session 1, turn 2: a little more of the fight, with the players' dice.
+    collapse = resolve(client, one, demo.alice, [6, 5], action="ba_he", attacker=ids.u["A", "Field gun team"],
+                       weapon=ids.w["he-2d6"], structure=ids.s[HOUSE], target=ids.u["B", "Grenadier Squad 1"],
+                       hit="yes", went_down="no", pins="1")
+    assert "collapses" in collapse.summary
+    resolve(client, one, demo.bob, [1, 2], action="ba_he", attacker=ids.u["B", "Tiger I"], weapon=ids.w["he-2d6"],
+            structure=ids.s[COTTAGE], target=ids.u["A", "2nd Rifle Squad"], hit="yes", went_down="no", pins="1")
+    casualties = resolve(client, one, demo.bob, [6, 5, 1], action="ba_damage", target=ids.u["A", "2nd Rifle Squad"],
+                         hits="3", source="he")
+    assert "2 casualties" in casualties.summary
+    # Bolt Action has no roll that thins a bunker's crew or counts damage points: the umpire's tally
+    # of a crew fight and of the tower's damage is written to the battle's rows directly.
+    Structure.objects.filter(battle=one, name=LOGHOUSE).update(crew_men=9, crew_pins=2, crew_penetrating_hits=1,
+                                                               weapons_destroyed=[1])
+    Structure.objects.filter(battle=one, name=TOWER).update(damage_taken=12)
+
+    # The organiser finishes it from the battle page: side A wins.
+    battle_page = body(signed(client, demo.organiser).get(reverse("battle", args=[one.pk])))
+    assert 'id="finish-battle"' in battle_page
+    response = client.post(reverse("battle_finish", args=[one.pk]),
+                           {"winner": "A", "result": "The crossroads house is rubble"})
+    assert response.status_code == 303 and response["Location"] == campaign_url
+    one.refresh_from_db()
+    assert (one.status, one.winner) == (BattleStatus.FINISHED, "A")
+
+    # The campaign page shows session 1's end state as the campaign's own.
+    page = client.get(campaign_url)
+    assert "Side A won: The crossroads house is rubble" in text_of(page, f"session-{one.pk}")
+    house = demo.structure(HOUSE)
+    assert house.collapsed and "Collapsed – rubble" in text_of(page, f"ground-{house.pk}")
+    assert "Burning 40 sq in" in text_of(page, f"ground-{demo.structure(BARN).pk}")
+    assert "Crew 9/12" in text_of(page, f"ground-{demo.structure(LOGHOUSE).pk}")
+    soviets = {row[0].split(" Infantry")[0]: row[1:] for row in table_rows(page, "roster-A")}
+    assert soviets["2nd Rifle Squad"] == ["8/10", "2"] and soviets["1st Rifle Squad"] == ["8/10", "2"]
+    assert "<s>Grenadier Squad 1</s>" in body(page)
+    end_of_one = campaign_rows(demo)
+
+    # Fires keep burning into the next session (the campaign option), then session 2 is set up.
+    client.post(reverse("campaign_settings", args=[demo.campaign.pk]),
+                {"fires_persist": "on", "single_open_battle": "on"})
+    response = client.post(reverse("campaign_session_start", args=[demo.campaign.pk]),
+                           {"name": "", "weather": "rain"})
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    assert response["Location"] == reverse("battle", args=[two.pk])
+    assert (two.status, two.weather, two.turn) == (BattleStatus.SETUP, "rain", 1)
+    assert campaign_rows(demo) == end_of_one
+    client.post(reverse("battle_turn", args=[two.pk]), {"action": "start"})
+    two.refresh_from_db()
+    assert two.status == BattleStatus.IN_PROGRESS
+
+    # Session 2 starts from session 1's end state: damage, fire (the option is on), rubble, the
+    # bunker crew's losses and hits, the rosters' losses; pins, Down and activations cleared.
+    for original in Structure.objects.filter(campaign=demo.campaign):
+        copy = Structure.objects.get(battle=two, origin=original)
+        expected = {f: getattr(original, f) for f in CARRIED}
+        expected["crew_pins"] = 0
+        if original.fire_size is not None:
+            expected["fire_started_turn"] = 1
+        assert {f: getattr(copy, f) for f in CARRIED} == expected, original.name
+    barn = Structure.objects.get(battle=two, name=BARN)
+    assert (barn.fire_size, barn.impassable) == (Decimal("40.00"), True)
+    assert Structure.objects.get(battle=two, name=HOUSE).collapsed
+    loghouse = Structure.objects.get(battle=two, name=LOGHOUSE)
+    assert (loghouse.crew_men, loghouse.crew_pins, loghouse.crew_penetrating_hits, loghouse.weapons_destroyed) == \
+        (9, 0, 1, [1])
+    assert Structure.objects.get(battle=two, name=TOWER).damage_taken == 12
+    for original in Unit.objects.filter(army__campaign=demo.campaign):
+        copy = Unit.objects.get(army__battle=two, origin=original)
+        assert (copy.models_left, copy.destroyed) == (original.models_left, original.destroyed), original.name
+        assert (copy.pins, copy.down, copy.acted) == (0, False, False), original.name
+    assert demo.unit("A", "2nd Rifle Squad", two).models_left == 8
+    assert demo.unit("B", "Grenadier Squad 1", two).destroyed
+    # …and its battle page says so.
+    page = signed(client, demo.alice).get(reverse("battle", args=[two.pk]))
+    structures = text_of(page, "structures")
+    assert "Collapsed – rubble" in structures and "Burning 40 sq in" in structures
+    assert "Pinned" not in text_of(page, "armies")
+
+    # An action in session 2, then side B wins it.
+    ids = demo.ids(two)
+    resolve(client, two, demo.alice, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
+            weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
+            hit="yes", went_down="no", pins="1")
+    resolve(client, two, demo.alice, [6, 6, 6, 1], action="ba_damage", target=ids.u["B", "Grenadier Squad 2"],
+            hits="4", source="he")
+    before_finish = campaign_rows(demo)
+    response = signed(client, demo.organiser).post(reverse("battle_finish", args=[two.pk]),
+                                                   {"winner": "B", "result": "The tower held"})
+    assert response.status_code == 303
+    assert demo.unit("B", "Grenadier Squad 2").models_left == 7
+
+    # The campaign page shows both sessions and the tally.
+    page = client.get(campaign_url)
+    assert "Side A won" in text_of(page, f"session-{one.pk}")
+    assert "Side B won: The tower held" in text_of(page, f"session-{two.pk}")
+    assert "2 sessions played." in text_of(page, "tally")
+    tally = {row[0][:6]: row[1:] for row in table_rows(page, "tally-sides")}
+    assert tally["Side A"] == ["1", "4 of 29", "0 of 5"]
+    # Grenadier Squad 1 went down with the house: all ten of its models count as lost.
+    assert tally["Side B"] == ["1", "13 of 31", "1 of 7"]
+    assert "Collapsed (rubble) 1" in text_of(page, "tally-ground")
+
+    # Reopen session 2: the campaign is exactly as it was before it ended.
+    response = client.post(reverse("campaign_session_reopen", args=[demo.campaign.pk]), {"confirm": "on"})
+    assert response.status_code == 303
+    assert campaign_rows(demo) == before_finish
+    two.refresh_from_db()
+    assert (two.status, two.winner, two.result, two.finished_at) == (BattleStatus.IN_PROGRESS, "", "", None)
+    assert "In progress" in text_of(client.get(campaign_url), f"session-{two.pk}")
+    for battle in (one, two):
+        assert first_broken_entry(battle) is None

@@ -17,6 +17,26 @@ class BattleQuerySet(models.QuerySet):
         """Every change to a battle bumps its version so watching phones know to refresh."""
         return self.filter(pk=battle_id).update(version=F("version") + 1)
 
+    def versions(self, battle_id, *, spectator_link_id=None):
+        """(version, map_version) of a battle, or None; with a spectator link, (version, map_version,
+        whether that link of this battle is still live). The poll asks this of every phone every two
+        seconds: one fixed statement, no ORM query building (a third of the poll's time otherwise)."""
+        from django.db import connection
+
+        battle_table = self.model._meta.db_table
+        if spectator_link_id is None:
+            sql, params = f'SELECT version, map_version FROM "{battle_table}" WHERE id = %s', [battle_id]
+        else:
+            from apps.campaigns.models import SpectatorLink
+
+            sql = (f'SELECT b.version, b.map_version, EXISTS (SELECT 1 FROM "{SpectatorLink._meta.db_table}" l '
+                   f'WHERE l.id = %s AND l.battle_id = b.id AND l.revoked_at IS NULL) '
+                   f'FROM "{battle_table}" b WHERE b.id = %s')
+            params = [spectator_link_id, battle_id]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone()
+
 
 class Battle(RulesOptions):
     club = models.ForeignKey("campaigns.Club", on_delete=models.CASCADE, related_name="battles")

@@ -66,8 +66,7 @@ def spectator_poll(request, pk):
         link_id = watch.read_spectator(request.GET.get("t"), pk)
     except watch.InvalidToken:
         return poll_refused("This page's watch token is invalid or has expired: reload the page.")
-    row = (Battle.objects.filter(pk=pk).annotate(live=permissions.spectator_link_live(link_id))
-           .values_list("version", "map_version", "live").first())
+    row = Battle.objects.versions(pk, spectator_link_id=link_id)
     if row is None:
         raise Http404("No such battle.")
     version, map_version, live = row

@@ -651,7 +651,7 @@ def battle_poll(request, pk):
         user_id = watch.read(request.GET.get("t"), pk)
     except watch.InvalidToken:
         return poll_refused("This page's watch token is invalid or has expired: reload the page.")
-    row = Battle.objects.filter(pk=pk).values_list("version", "map_version").first()
+    row = Battle.objects.versions(pk)
     if row is None:
         raise Http404("No such battle.")
     if row == (_int(request.GET.get("v")), _int(request.GET.get("m"))):

@@ -211,13 +211,3 @@ def spectator_links_for(user):
     from apps.campaigns.models import SpectatorLink
 
     return SpectatorLink.objects.filter(battle__club__in=clubs_for(user))
-
-
-def spectator_link_live(link_id):
-    """A filter expression: the spectator link exists for this battle and is not revoked. Meant to be
-    annotated onto the poll's one battle query (OuterRef("pk") is the battle)."""
-    from django.db.models import Exists, OuterRef
-
-    from apps.campaigns.models import SpectatorLink
-
-    return Exists(SpectatorLink.objects.filter(pk=link_id, battle_id=OuterRef("pk"), revoked_at__isnull=True))

@@ -6,7 +6,6 @@ every POST endpoint refuses a request without the CSRF token and accepts the one
 htmx (the body's hx-headers)."""
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -169,8 +168,9 @@ document.addEventListener("securitypolicyviolation", function (e) {
 """
 
 
-def browser_page(browser, live_server, problems, who, session=None):
+def browser_page(browser, opened, live_server, problems, who, session=None):
     context = browser.new_context(viewport={"width": 390, "height": 844})
+    opened.append(context)
     context.set_default_timeout(15_000)
     context.add_init_script(REPORT_VIOLATIONS)
     if session:
@@ -182,9 +182,19 @@ def browser_page(browser, live_server, problems, who, session=None):
     return page
 
 
+@pytest.fixture
+def opened():
+    """The browser contexts a test opens, closed when it ends: a page left open would go on polling
+    the live server after the test's database access has ended."""
+    contexts = []
+    yield contexts
+    for context in contexts:
+        context.close()
+
+
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_no_page_breaks_its_content_security_policy_in_a_real_browser(browser, live_server, settings):
+def test_no_page_breaks_its_content_security_policy_in_a_real_browser(browser, opened, live_server, settings):
     """Every kind of page as the person who would open it, a few HTMX requests on each that has them,
     and the poll bringing a change to a spectator: no CSP violation, no console error."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -217,7 +227,7 @@ def test_no_page_breaks_its_content_security_policy_in_a_real_browser(browser, l
         page.wait_for_load_state("networkidle")
 
     # Signed out: sign-in, sign-up, the password reset and join pages; then sign in for real.
-    anon = browser_page(browser, live_server, problems, "anonymous")
+    anon = browser_page(browser, opened, live_server, problems, "anonymous")
     for path in (reverse("signup"), reverse("password_reset"), reverse("join"), reverse("login")):
         visit(anon, path)
     anon.fill("#id_username", "dora")
@@ -226,28 +236,28 @@ def test_no_page_breaks_its_content_security_policy_in_a_real_browser(browser, l
         anon.click("form.stack button[type=submit]")
     assert reverse("login") not in anon.url
 
-    organiser = browser_page(browser, live_server, problems, "demo", sessions["demo"])
+    organiser = browser_page(browser, opened, live_server, problems, "demo", sessions["demo"])
     o_structure = battle.structures.order_by("pk").first()
     for path in (reverse("home"), reverse("club_list"), reverse("club", args=[club.slug]),
                  reverse("campaign", args=[battle.campaign_id]), reverse("structure", args=[o_structure.pk]),
                  reverse("sheet_list"), reverse("sheet", args=[sheet.pk]), reverse("sheet_reference")):
         visit(organiser, path)
 
-    designer = browser_page(browser, live_server, problems, "dora", sessions["dora"])
+    designer = browser_page(browser, opened, live_server, problems, "dora", sessions["dora"])
     visit(designer, reverse("sheet_edit", args=[sheet.pk]))
     designer.fill("input[name=name]", "Edited in the browser")  # the live preview is an HTMX request
     designer.wait_for_load_state("networkidle")
     visit(designer, reverse("scenario", args=[battle.scenario_id]))
 
     # The battle page: tap a structure (an HTMX card) and let the poll run.
-    player = browser_page(browser, live_server, problems, "alice", sessions["alice"])
+    player = browser_page(browser, opened, live_server, problems, "alice", sessions["alice"])
     visit(player, reverse("battle", args=[battle.pk]))
     player.locator("#map a.map-structure").first.click()
     player.wait_for_selector("#card h2#card-title:not(.visually-hidden)")
     player.wait_for_timeout(2500)
 
     # The spectator page: a change made meanwhile arrives by the poll, out of band.
-    spectator = browser_page(browser, live_server, problems, "spectator")
+    spectator = browser_page(browser, opened, live_server, problems, "spectator")
     visit(spectator, reverse("spectator", args=[watch.link_token(link)]))
     units = {(u.army.side, u.name): f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle).select_related("army")}
     townhouse = battle.structures.get(name="Brick townhouse")

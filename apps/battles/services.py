@@ -145,6 +145,9 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
         outcome={"effects": [e.to_dict() for e in outcome.effects]}, undo=undo, client_token=client_token,
     )
     _bump(battle, map_changed=bool(structure_ids or unit_ids))
+    # The rows now hold the state after the action: the answer can be drawn from them without loading
+    # the battle again. Not when units were created: the snapshot does not hold those rows.
+    entry.snapshot = None if created else snapshot
     return entry
 
 

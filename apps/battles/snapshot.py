@@ -134,13 +134,7 @@ def load(battle, *, lock=False):
     armies = {u.army.side: u.army for u in unit_rows.values()}
     if len(armies) < 2:
         armies.update({a.side: a for a in Army.objects.filter(battle=battle)})
-    # Occupants come from the units already loaded, not one query per floor.
-    by_floor = {u.floor_id: u for u in unit_rows.values() if u.floor_id}
-    occupant = FloorModel.occupant.related
-    for s in structure_rows.values():
-        for floor in s.floors.all():
-            # Cache "nobody" too, or reading an empty floor's occupant would query for it.
-            occupant.set_cached_value(floor, by_floor.get(floor.pk))
+    cache_occupants(structure_rows.values(), unit_rows.values())
     weapons = [weapon_profile(w) for w in Weapon.objects.filter(ruleset=battle.ruleset)]
     state = BattleState.build(
         structures=[structure_state(s) for s in structure_rows.values()],
@@ -152,6 +146,17 @@ def load(battle, *, lock=False):
         upkeep_turn=battle.upkeep_turn,
     )
     return Snapshot(battle, state, structure_rows, unit_rows, armies)
+
+
+def cache_occupants(structure_rows, unit_rows):
+    """Each floor's occupant from the units already loaded, not one query per floor. Run again after
+    writing units: who stands where may have changed."""
+    by_floor = {u.floor_id: u for u in unit_rows if u.floor_id}
+    occupant = FloorModel.occupant.related
+    for s in structure_rows:
+        for floor in s.floors.all():
+            # Cache "nobody" too, or reading an empty floor's occupant would query for it.
+            occupant.set_cached_value(floor, by_floor.get(floor.pk))
 
 
 def _decimal(value):

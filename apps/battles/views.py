@@ -84,9 +84,13 @@ def scoped_battle(request, pk):
     )
 
 
-def load_board(battle):
-    """Every structure (floors, openings, occupants), unit and army, in a fixed number of queries."""
-    snapshot = snap.load(battle)
+def load_board(battle, snapshot=None):
+    """Every structure (floors, openings, occupants), unit and army, in a fixed number of queries; or
+    from the rows of a `snapshot` an action has just written."""
+    if snapshot is None:
+        snapshot = snap.load(battle)
+    else:
+        snap.cache_occupants(snapshot.structures.values(), snapshot.units.values())
     structures = sorted(snapshot.structures.values(), key=lambda s: (s.name, s.pk))
     floors = {}
     for s in structures:
@@ -541,7 +545,7 @@ def battle_resolve(request, pk):
         messages.success(request, f"#{entry.seq}: {entry.summary}")
         return see_other(page_url(battle, target=target))
     battle.refresh_from_db()
-    board = load_board(battle)
+    board = load_board(battle, getattr(entry, "snapshot", None))
     viewer = viewer_for(request.user, battle, board.armies)
     form = fresh_form(request, battle, board, viewer, data)
     if form is not None:

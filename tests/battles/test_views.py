@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.armies.models import Unit
-from apps.battles import services
+from apps.battles import services, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns.models import Club, Membership, Role
 from apps.rules import SequenceState
@@ -228,6 +228,26 @@ def test_ten_hits_collapse_the_house_and_everyone_inside(client, w):
     assert house.collapsed
     assert Unit.objects.get(pk=w.squad.pk).destroyed
     assert "st-collapsed" in body(response)  # the map redrawn out of band shows the rubble
+
+
+@pytest.mark.parametrize("dice", [("6", "5"), ("2", "1")], ids=["collapse", "stands"])
+def test_the_answer_draws_the_same_panels_as_a_fresh_load(client, w, dice):
+    """The attack's answer is drawn from the rows the action has just written, not from a second
+    load: map, structures, armies and card must read exactly as a fresh load draws them (a collapse
+    empties a floor; a small shell leaves the squad in place with a pin)."""
+    signed(client, w.alice)
+    answer = client.post(url(w, "battle_resolve"), {**he_attack(w, dice_0=dice[0], dice_1=dice[1]),
+                                                    "card": sid(w.house)}, **HTMX)
+    assert answer.status_code == 200
+    battle = Battle.objects.get(pk=w.battle.pk)
+    fresh = client.get(reverse("battle_poll", args=[battle.pk]), {
+        "v": 0, "m": 0, "after": 0, "t": watch.issue(battle.pk, w.alice.pk), "card": sid(w.house)}, **HTMX)
+    assert fresh.status_code == 200
+    for panel in ("map", "structures", "armies", "card"):
+        assert text_of(answer, panel) == text_of(fresh, panel), panel
+    squad = Unit.objects.get(pk=w.squad.pk)
+    assert squad.destroyed == (dice == ("6", "5"))
+    assert ("Grenadiers" in text_of(answer, "card")) == (not squad.destroyed)
 
 
 def test_roll_for_me(client, w):

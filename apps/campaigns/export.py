@@ -28,11 +28,11 @@ from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
-                                    clean_scenario, clean_structure, clean_table, clean_unit, export_scenario,
+                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, export_scenario,
                                     export_structure, export_unit, free_name, resolve_sheets)
 from apps.campaigns.models import Campaign
 from apps.rules.state import SequenceState
-from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, clean_sheet, describe, item, join,
+from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, describe, item, join,
                                      number, sheet_body, show)
 from apps.structures.models import Floor, Material, Opening, Structure
 
@@ -594,16 +594,7 @@ def clean_campaign(c, data, warnings):
         "single_open_battle": f(settings, "settings", "single_open_battle", c.boolean, default=True),
     }
 
-    sheets, broken = {}, set()
-    for i, raw in enumerate(f(d, "", "sheets", c.array, 200, default=list) or []):
-        body = clean_sheet(c, raw, item("sheets", i))
-        if body is None:
-            if isinstance(raw, dict) and isinstance(raw.get("slug"), str):
-                broken.add(raw["slug"])
-            continue
-        if body["slug"] in sheets:
-            c.error(join(item("sheets", i), "slug"), f"{show(body['slug'])} is used by two sheets of the file")
-        sheets[body["slug"]] = body
+    sheets, broken = clean_sheets(c, d, limit=200)
     doc["sheets"] = sheets
 
     scenarios = []

@@ -499,6 +499,22 @@ def unit_state(path, value, c, models):
     return out
 
 
+def clean_sheets(c, d, *, limit):
+    """The file's bunker sheets by slug, and the slugs of those that were broken (already reported:
+    structures naming them need not repeat that)."""
+    sheets, broken = {}, set()
+    for i, raw in enumerate(c.field(d, "", "sheets", c.array, limit, default=list) or []):
+        body = clean_sheet(c, raw, item("sheets", i))
+        if body is None:
+            if isinstance(raw, dict) and isinstance(raw.get("slug"), str):
+                broken.add(raw["slug"])
+            continue
+        if body["slug"] in sheets:
+            c.error(join(item("sheets", i), "slug"), f"{show(body['slug'])} is used by two sheets of the file")
+        sheets[body["slug"]] = body
+    return sheets, broken
+
+
 def clean_scenario(c, data):
     """Every section of a scenario document checked; the cleaned document, or None with c.errors set."""
     d = c.obj("", data, TOP_KEYS, required=("name", "table", "rules"))
@@ -515,18 +531,7 @@ def clean_scenario(c, data):
         "deployment_zones": [clean_zone(c, item("deployment_zones", i), z, width, depth) for i, z in enumerate(zones)],
     }
 
-    sheets_in = f(d, "", "sheets", c.array, 100, default=list) or []
-    sheets, broken = {}, set()
-    for i, raw in enumerate(sheets_in):
-        body = clean_sheet(c, raw, item("sheets", i))
-        if body is None:
-            # Already reported: structures naming it need not repeat that.
-            if isinstance(raw, dict) and isinstance(raw.get("slug"), str):
-                broken.add(raw["slug"])
-            continue
-        if body["slug"] in sheets:
-            c.error(join(item("sheets", i), "slug"), f"{show(body['slug'])} is used by two sheets of the file")
-        sheets[body["slug"]] = body
+    sheets, broken = clean_sheets(c, d, limit=100)
     doc["sheets"] = sheets
 
     structures_in = f(d, "", "structures", c.array, MAX_ITEMS, default=list) or []

@@ -12,6 +12,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
@@ -51,32 +52,42 @@ def _minutes_left(oldest, now):
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
-def claim_attempt(username, ip, now=None):
-    """Count this attempt in before the password is checked, then refuse it if it is over a limit.
+def _serialise(*keys):
+    """Until the transaction ends, hold a lock per key (a user name, an address), so attempts on the
+    same keys are counted one after another, on any number of processes and servers. PostgreSQL's
+    advisory locks; SQLite serialises every writing transaction anyway."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for key in sorted(k for k in keys if k):  # one order everywhere: no deadlocks
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"redoubt.sign-in:{key}"])
 
-    The row is written first and counted after, so of any number of simultaneous attempts (several
-    processes, several servers) at most the limit get to check a password: the n-th row to commit
-    sees at least n rows. A refused attempt takes its row away again, so the pause ends 15 minutes
-    after the failures that caused it, however often someone knocks meanwhile."""
+
+def claim_attempt(username, ip, now=None):
+    """Count this attempt in before the password is checked, or refuse it if a limit is reached.
+
+    Attempts on the same user name or address are counted one at a time (`_serialise`), so of any
+    number of simultaneous attempts exactly as many as the limit allows get to check a password. A
+    refused attempt is not counted, so the pause ends 15 minutes after the failures that caused it,
+    however often someone knocks meanwhile."""
     now = now or timezone.now()
     since = now - WINDOW
-    SignInFailure.objects.filter(at__lt=since).delete()
-    row = SignInFailure.objects.create(username=username, ip=ip, at=now)
-    recent = SignInFailure.objects.filter(at__gte=since)
-    by_name = recent.filter(username=username)
-    if by_name.count() > PER_USERNAME:
-        oldest = by_name.order_by("at").values_list("at", flat=True).first()
-        row.delete()
-        raise Throttled(f"Too many failed sign-ins for this user name. To protect the account, signing in is "
-                        f"paused: try again in {_minutes_left(oldest, now)}, or reset your password.")
-    if ip is not None:
-        by_ip = recent.filter(ip=ip)
-        if by_ip.count() > PER_IP:
-            oldest = by_ip.order_by("at").values_list("at", flat=True).first()
-            row.delete()
-            raise Throttled(f"Too many failed sign-ins from your network. Signing in from here is paused: "
-                            f"try again in {_minutes_left(oldest, now)}.")
-    return row
+    with transaction.atomic():
+        _serialise(f"user:{username}", f"ip:{ip}" if ip else "")
+        SignInFailure.objects.filter(at__lt=since).delete()
+        recent = SignInFailure.objects.filter(at__gte=since)
+        by_name = recent.filter(username=username)
+        if by_name.count() >= PER_USERNAME:
+            oldest = by_name.order_by("at").values_list("at", flat=True).first()
+            raise Throttled(f"Too many failed sign-ins for this user name. To protect the account, signing in is "
+                            f"paused: try again in {_minutes_left(oldest, now)}, or reset your password.")
+        if ip is not None:
+            by_ip = recent.filter(ip=ip)
+            if by_ip.count() >= PER_IP:
+                oldest = by_ip.order_by("at").values_list("at", flat=True).first()
+                raise Throttled(f"Too many failed sign-ins from your network. Signing in from here is paused: "
+                                f"try again in {_minutes_left(oldest, now)}.")
+        return SignInFailure.objects.create(username=username, ip=ip, at=now)
 
 
 def clear_attempts(username):

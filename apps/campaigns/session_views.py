@@ -21,7 +21,7 @@ from apps.campaigns.export import MAX_BYTES, export_campaign, import_campaign
 from apps.campaigns.models import Campaign, Weather
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import FormatErrors, dumps, parse_document
-from apps.structures.views import ImportForm, json_download
+from apps.structures.views import ImportForm, json_download, run_import
 from config.responses import refused, see_other
 
 WINNERS = (("A", "Side A won"), ("B", "Side B won"), ("D", "A draw"))
@@ -225,18 +225,12 @@ def campaign_import(request):
     clubs = list(permissions.organised_clubs(request.user).order_by("name"))
     if not clubs:
         return refused(request, "Only a club's organisers import campaigns into it.", back=reverse("home"))
-    form = CampaignImportForm(request.POST or None, request.FILES or None, clubs=clubs)
-    errors = []
-    if request.method == "POST" and form.is_valid():
-        try:
-            campaign = import_campaign(form.document(), club=form.chosen_club(), user=request.user)
-        except FormatErrors as exc:
-            errors = exc.errors
-        else:
-            messages.success(request, f"Imported the campaign {campaign.name} into {campaign.club.name}.")
-            for warning in campaign.import_warnings:
-                messages.warning(request, warning)
-            return see_other(reverse("campaign", args=[campaign.pk]))
-    status = 400 if request.method == "POST" else 200
-    return render(request, "campaigns/import.html", {"form": form, "errors": errors, "action": request.path},
-                  status=status)
+
+    def done(campaign):
+        messages.success(request, f"Imported the campaign {campaign.name} into {campaign.club.name}.")
+        for warning in campaign.import_warnings:
+            messages.warning(request, warning)
+        return see_other(reverse("campaign", args=[campaign.pk]))
+
+    return run_import(request, "campaigns/import.html", import_campaign, done, clubs=clubs,
+                      form_class=CampaignImportForm, extra={"action": request.path})

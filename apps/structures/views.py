@@ -480,12 +480,15 @@ class ImportForm(forms.Form):
         return parse_document(self.cleaned_data["text"])
 
 
-def run_import(request, template, importer, done, extra=None):
-    """The import page shared by sheets and scenarios: a bad file lists every error with its path."""
-    clubs = list(permissions.design_clubs(request.user).order_by("name"))
-    if not clubs:
-        raise PermissionDenied("Only organisers and designers import into their club.")
-    form = ImportForm(request.POST or None, request.FILES or None, clubs=clubs)
+def run_import(request, template, importer, done, *, clubs=None, form_class=ImportForm, extra=None):
+    """The import page shared by sheets, scenarios and campaigns: a bad file lists every error with
+    its path and nothing is saved. `clubs` are those the user may import into (by default the ones
+    they design for)."""
+    if clubs is None:
+        clubs = list(permissions.design_clubs(request.user).order_by("name"))
+        if not clubs:
+            raise PermissionDenied("Only organisers and designers import into their club.")
+    form = form_class(request.POST or None, request.FILES or None, clubs=clubs)
     errors = []
     if request.method == "POST" and form.is_valid():
         try:

@@ -4,27 +4,12 @@ Every write here bypasses model validation (queryset update, bulk_create) on pur
 """
 
 import pytest
-from django.db import IntegrityError, transaction
 
 from apps.armies.models import Army, Unit, UnitWeapon, Weapon, WeaponType
 from apps.battles.models import Battle
-from apps.campaigns.models import Campaign, Club, Scenario
+from apps.campaigns.models import Campaign
 from apps.structures.models import Floor, Material, Structure
-
-
-def rejected(write):
-    with pytest.raises(IntegrityError), transaction.atomic():
-        write()
-
-
-@pytest.fixture
-def club(db):
-    return Club.objects.create(name="Club", slug="club")
-
-
-@pytest.fixture
-def scenario(club):
-    return Scenario.objects.create(club=club, name="Scenario")
+from tests.constraints import club, rejected, scenario  # noqa: F401 - fixtures
 
 
 @pytest.fixture

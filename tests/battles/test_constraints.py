@@ -4,21 +4,11 @@ Every write here bypasses model validation (queryset update, bulk_create) on pur
 """
 
 import pytest
-from django.db import IntegrityError, transaction
 
 from apps.battles.log import append_entry
 from apps.battles.models import Battle, LogEntry
-from apps.campaigns.models import Campaign, Club, Scenario
-
-
-def rejected(write):
-    with pytest.raises(IntegrityError), transaction.atomic():
-        write()
-
-
-@pytest.fixture
-def club(db):
-    return Club.objects.create(name="Club", slug="club")
+from apps.campaigns.models import Campaign, Scenario
+from tests.constraints import club, rejected  # noqa: F401 - fixtures
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
-from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
@@ -17,19 +16,13 @@ from django.utils import timezone
 from apps.campaigns.account_forms import INVITE_ALPHABET, new_invite_code
 from apps.campaigns.models import Club, Invite, Membership, Role
 from tests.campaigns.test_pages import PASSWORD, assert_csp_clean, fast_passwords  # noqa: F401
+from tests.campaigns.test_pages import user as account
 from tests.campaigns.test_pages import body as raw_body
 
 
 def body(response):
     """The page as a person reads it (apostrophes unescaped)."""
     return html_lib.unescape(raw_body(response))
-
-
-def account(name, club=None, role=Role.PLAYER):
-    user = User.objects.create_user(name, password=PASSWORD)
-    if club is not None:
-        Membership.objects.create(club=club, user=user, role=role)
-    return user
 
 
 @pytest.fixture

@@ -4,26 +4,11 @@ Every write here bypasses model validation (queryset update, bulk_create) on pur
 """
 
 import pytest
-from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from apps.campaigns.models import Campaign, Club, Scenario
+from apps.campaigns.models import Campaign
 from apps.structures.models import BunkerSheet, FireChance, Floor, Material, Opening, Structure, WeatherEffect
-
-
-def rejected(write):
-    with pytest.raises(IntegrityError), transaction.atomic():
-        write()
-
-
-@pytest.fixture
-def club(db):
-    return Club.objects.create(name="Club", slug="club")
-
-
-@pytest.fixture
-def scenario(club):
-    return Scenario.objects.create(club=club, name="Scenario")
+from tests.constraints import club, rejected, scenario  # noqa: F401 - fixtures
 
 
 @pytest.fixture

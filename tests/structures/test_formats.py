@@ -30,8 +30,9 @@ def load_reference():
     call_command("loaddata", *[str(Path(settings.BASE_DIR) / "fixtures" / name) for name in REFERENCE], verbosity=0)
 
 
-@pytest.fixture
-def world(db):
+def designers_world():
+    """The reference data; our club with a designer, an organiser and a player; another club's
+    organiser."""
     load_reference()
     w = type("World", (), {})()
     w.club = Club.objects.create(name="Home Guard", slug="home-guard")
@@ -41,6 +42,11 @@ def world(db):
     w.player = user("pat", w.club, Role.PLAYER)
     w.outsider = user("olga", w.other, Role.ORGANISER)
     return w
+
+
+@pytest.fixture
+def world(db):
+    return designers_world()
 
 
 def loghouse():

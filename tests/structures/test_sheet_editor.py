@@ -13,7 +13,7 @@ from apps.structures import blueprints
 from apps.structures.formats import sheet_body
 from apps.structures.models import BunkerSheet
 from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of, user  # noqa: F401
-from tests.structures.test_formats import load_reference
+from tests.structures.test_formats import designers_world, load_reference
 
 
 class FormReader(HTMLParser):
@@ -71,15 +71,8 @@ def form_data(response, form_id):
 
 @pytest.fixture
 def world(db):
-    load_reference()
-    w = type("World", (), {})()
-    w.club = Club.objects.create(name="Home Guard", slug="home-guard")
-    w.other = Club.objects.create(name="Rivals", slug="rivals")
-    w.designer = user("dora", w.club, Role.DESIGNER)
+    w = designers_world()
     w.designer_b = user("dan", w.club, Role.DESIGNER)
-    w.organiser = user("org", w.club, Role.ORGANISER)
-    w.player = user("pat", w.club, Role.PLAYER)
-    w.outsider = user("olga", w.other, Role.ORGANISER)
     w.library = BunkerSheet.objects.get(club=None, slug="soviet-at-hmg-loghouse")
     w.sheet = BunkerSheet.objects.create(club=w.club, **{k: v for k, v in sheet_body(w.library).items()})
     w.their_sheet = BunkerSheet.objects.create(club=w.other, slug="theirs", name="Their Pillbox")

@@ -55,7 +55,9 @@ SECRET_KEY = "bench-" + secrets.token_urlsafe(48)
 ATTACK_RATIO, ATTACK_P99_MS, POLL_RATIO = 0.06, 100.0, 0.35
 
 # Every request gets its own client_token (a canonical UUID, or the server would treat it as missing):
-# <run prefix>-<thread>-4000-8000-<counter>. The Lua also checks each answer is a resolution.
+# <run prefix>-<thread>-4000-8000-<counter>. Like a phone, each wrk thread sends the map version and
+# newest entry its page holds (hx-include="#poller"), taken from the newest answer it has had: the
+# server then sends what changed since, not every panel. The Lua also checks each answer is a resolution.
 ATTACK_LUA = r"""
 local threads = {}
 local next_id = 0
@@ -68,15 +70,21 @@ function init(args)
   counter = 0
   resolved = 0
   other = 0
+  held_m = "{m}"
+  held_after = "{after}"
 end
 request = function()
   counter = counter + 1
   local token = string.format("%s-%04x-4000-8000-%012x", "{prefix}", id, counter)
-  return wrk.format("POST", "{path}", nil, "{body}" .. token)
+  return wrk.format("POST", "{path}", nil, "{body}" .. token .. "&m=" .. held_m .. "&after=" .. held_after)
 end
 function response(status, headers, body)
   if status == 200 and string.find(body, "Resolved #", 1, true) then
     resolved = resolved + 1
+    local m = string.match(body, 'name="m" value="(%d+)"')
+    local after = string.match(body, 'name="after" value="(%d+)"')
+    if m and tonumber(m) > tonumber(held_m) then held_m = m end
+    if after and tonumber(after) > tonumber(held_after) then held_after = after end
   else
     other = other + 1
   end
@@ -293,6 +301,7 @@ def poll_query(port, battle, cookies):
 # wrk --------------------------------------------------------------------------------------------
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+BYTES = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
 
 
 def run_wrk(url, label, args, stamp, script=None):
@@ -313,11 +322,13 @@ def parse_wrk(out):
         m = re.search(rf"^\s+{pct}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
         return float(m.group(1)) * UNITS[m.group(2)] if m else float("nan")
 
+    transfer = re.search(r"Transfer/sec:\s+([\d.]+)([KMG]?B)", out)
     check = re.search(r"CHECK answered=(\d+) other=(\d+)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "bytes_per_s": float(transfer.group(1)) * BYTES[transfer.group(2)] if transfer else float("nan"),
         "requests": int(re.search(r"(\d+) requests in", out).group(1)),
         "p50": latency(50), "p99": latency(99),
         "non2xx": int(non2xx.group(1)) if non2xx else 0,
@@ -363,6 +374,7 @@ def measure(env, workers, args, stamp, label, battle, attack, tmp):
         body = urlencode(attack) + "&client_token="
         attack_script = write_script(
             tmp / "attack.lua", ATTACK_LUA, prefix=secrets.token_hex(4), path=f"{page_path}resolve/", body=body,
+            m=held["m"], after=held["after"],
             cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
         results["attack"] = run_wrk(f"{base}{page_path}resolve/", f"{label}-attack", args, stamp, attack_script)
         results["attack"]["logged"] = settled_count(battle) - before
@@ -399,7 +411,8 @@ def table(title, r):
     a, p = r["attack"], r["poll"]
     lines.append(f"checks: poll answers 204: {p['answered']}/{p['requests']} (other {p['other']}, non-2xx {p['non2xx']}); "
                  f"attacks answered 'Resolved #…': {a['answered']}/{a['requests']} (other {a['other']}, "
-                 f"non-2xx {a['non2xx']}), log entries added: {a['logged']}")
+                 f"non-2xx {a['non2xx']}), log entries added: {a['logged']}; "
+                 f"an attack's answer averages {a['bytes_per_s'] / a['rps'] / 1024:.1f} KB")
     errors = {k: v["socket_errors"] for k, v in r.items() if v["socket_errors"]}
     if errors:
         lines.append(f"socket errors: {errors}")

@@ -245,7 +245,9 @@ def play(first, second):
     assert changed.status == 200
     assert int(changed.header("X-Battle-Version")) == int(held["v"]) + 1
     assert f'id="log-{seq}"' in changed.text and "7 hits" in entry(changed.text, seq)
-    assert 'id="map"' in changed.text  # the squad was hit: the map panel changed too
+    # The squad was hit: the townhouse it stands in is redrawn on the map too.
+    townhouse = pieces(battle)[0]
+    assert f'id="map-s{townhouse.pk}"' in changed.text
     now = poller(changed.text)
     # ... and with what that answer gave, either server says "nothing new" (204, no session needed).
     assert phone.get(second, f"{page_path}poll/?" + urlencode(now)).status == 204

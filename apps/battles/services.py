@@ -147,6 +147,7 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
     _bump(battle, map_changed=bool(structure_ids or unit_ids))
     # The rows now hold the state after the action: the answer can be drawn from them without loading
     # the battle again. Not when units were created: the snapshot does not hold those rows.
+    snapshot.state = after
     entry.snapshot = None if created else snapshot
     return entry
 

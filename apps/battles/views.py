@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, When
 from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -205,19 +205,51 @@ def log_page(battle, before=None, turn_above=None):
                            last_turn=entries[-1].turn if entries else None)
 
 
+# What an entry changed on the table: its own undo record, or for an undo the record it restored.
+TOUCHED = Case(When(undoes__isnull=False, then=F("undoes__undo")), default=F("undo"))
+
+
 def log_changes(battle, after):
-    """What a page holding entries up to #after lacks: the newer entries, the separator they
-    displace, and the entries it holds that have been undone since. Two queries."""
-    rows = list(log_rows(battle).filter(seq__gte=after)[:LOG_PAGE_SIZE + 1])
+    """What a page holding entries up to #after lacks: the newer entries (each with `touched`, the
+    undo record naming what it changed), the separator they displace, and the entries it holds that
+    have been undone since. One query, two after an undo."""
+    rows = list(log_rows(battle).annotate(touched=TOUCHED).filter(seq__gte=after)[:LOG_PAGE_SIZE + 1])
     anchor = rows.pop() if after > 0 and rows and rows[-1].seq == after else None
     if len(rows) > LOG_PAGE_SIZE or (after > 0 and anchor is None):
         return SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
     new = mark_turns(rows)
     drop_head = anchor.seq if anchor is not None and new and new[-1].turn == anchor.turn else None
-    undone = []
-    if after > 0:
-        undone = mark_turns(list(log_rows(battle).filter(seq__lte=after, undone_by__seq__gt=after)))
+    # Every undo is a new entry naming what it undid: the held entries undone since are those.
+    held = [e.undoes.seq for e in new if e.undoes_id and e.undoes.seq <= after]
+    undone = mark_turns(list(log_rows(battle).filter(seq__in=held))) if held else []
     return SimpleNamespace(reset=False, new=new, undone=undone, drop_head=drop_head)
+
+
+def touched_by(entries, board, *, map_known, map_version, card):
+    """The structures and units a page holding map version `map_known` must redraw after `entries`
+    (newest first), or None when only a whole redraw is safe: the page missed map changes that are
+    not among these entries, or units were created (new rows in the armies panel).
+
+    A unit that moved changes the structure it left and the one it entered (occupants, badges)."""
+    if map_known is None:
+        return None
+    bumps, structures, units = 0, set(), set()
+    for entry in entries:
+        record = entry.touched or {}
+        if record.get("created_units"):
+            return None
+        changed_structures, changed_units = record.get("structures") or {}, record.get("units") or {}
+        # services._bump moves the map version exactly when an entry changed structures or units.
+        bumps += bool(changed_structures or changed_units)
+        structures.update(changed_structures)
+        units.update(changed_units)
+        structures.update(u["structure"] for u in changed_units.values() if u.get("structure"))
+    if map_known + bumps != map_version:
+        return None
+    unit_rows = [u for u in board.units if u.uid in units]
+    structures.update(f"s{u.floor.structure_id}" for u in unit_rows if u.floor_id)
+    structure_rows = [s for s in board.structures if s.sid in structures]
+    return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures)
 
 
 def last_undoable(battle, page=None):
@@ -398,10 +430,14 @@ def updates_context(battle, viewer, *, after, map_known, card, token, board=None
     changes = log_changes(battle, after) if after is not None else \
         SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
     newest = changes.new[0].seq if changes.new else (after or 0)
+    map_changed = map_known != battle.map_version
     context = {
         "battle": battle, "viewer": viewer, "board": board, "structures": board.structures, "armies": board.armies,
         "map": board.map, "turns": turn_context(battle, board, viewer), "changes": changes,
-        "map_changed": map_known != battle.map_version, "card_structure": board.structure(card) if card else None,
+        "map_changed": map_changed,
+        "touched": touched_by(changes.new, board, map_known=map_known, map_version=battle.map_version, card=card)
+        if map_changed and not changes.reset else None,
+        "card_structure": board.structure(card) if card else None,
         "card_sid": card or "", "form": form, "oob": True,
         **poller_context(battle, newest, token),
     }

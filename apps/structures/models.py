@@ -217,7 +217,8 @@ class Floor(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["structure", "level"], name="floor_level_unique")]
-        ordering = ["structure", "level"]
+        # By the column, not the relation: ordering by `structure` joins it for its own ordering.
+        ordering = ["structure_id", "level"]
 
     def __str__(self):
         return f"{self.structure} — {self.label}"
@@ -256,7 +257,7 @@ class Opening(models.Model):
             # Bolt Action: a made opening goes on a side of the floor that has no other opening.
             models.CheckConstraint(condition=~Q(kind="made_opening") | Q(count=1), name="made_opening_single"),
         ]
-        ordering = ["floor", "side", "kind"]
+        ordering = ["floor_id", "side", "kind"]
 
     def __str__(self):
         return f"{self.count} × {self.get_kind_display().lower()} ({self.get_side_display().lower()})"

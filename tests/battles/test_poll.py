@@ -95,9 +95,12 @@ def test_a_changed_battle_is_checked_against_membership(client, w):
     assert response.status_code == 403
 
 
-def test_changed_returns_the_new_entry_the_header_and_the_map(client, w):
+def test_changed_returns_the_new_entry_the_header_and_what_the_entry_changed(client, w):
+    barn = w.structure("Barn", x=60, y=40)
     params = held(w, card=sid(w.house))
     entry = attack(w)
+    # The shell left the house standing but the squad inside it changed, and the gun has fired.
+    assert not entry.undo["structures"] and set(entry.undo["units"]) == {uid(w.gun), uid(w.squad)}
     with CaptureQueriesContext(connection) as queries:
         response = client.get(poll_url(w), params, **HTMX)
     assert response.status_code == 200
@@ -114,14 +117,43 @@ def test_changed_returns_the_new_entry_the_header_and_the_map(client, w):
                      html)
     assert f'id="log-{entry.seq}"' in html and entry.summary in html
     assert '<header id="battle-header"' in html and 'hx-swap-oob="true"' in html
-    for panel in ('<div id="map" class="map-panel" hx-swap-oob="true">', '<ul id="structures"',
-                  '<div id="armies" class="army-list" hx-swap-oob="true">', '<section id="turns"',
-                  '<section id="card" class="panel panel-card"'):
-        assert panel in html, panel
+    assert '<section id="turns"' in html and '<section id="card" class="panel panel-card"' in html
+    # The page's map was one change behind and that change is the new entry: only the house the squad
+    # stands in (on the map and in the list, SVG parsed inside its own <svg>), the units on the table
+    # and the two units' rows are redrawn.
+    pieces = re.findall(r'<(\w+) id="(map-s\d+|map-units|structure-\d+|unit-\d+)"[^>]*hx-swap-oob="true"', html)
+    assert sorted(name for _, name in pieces) == sorted(
+        [f"map-{sid(w.house)}", "map-units", f"structure-{w.house.pk}", f"unit-{w.gun.pk}", f"unit-{w.squad.pk}"])
+    assert re.search(r'<template><svg>\s*<a id="map-%s"' % sid(w.house), html)
+    assert sid(barn) not in html
+    for panel in ('<div id="map"', '<ul id="structures"', '<div id="armies"'):
+        assert panel not in html, panel
     assert 'id="attack-form"' not in html  # another player's half-filled form is left alone
     # Asking again with what the answer gave: nothing new.
     again = {**params, **values}
     assert client.get(poll_url(w), again, **HTMX).status_code == 204
+
+
+def test_a_page_further_behind_gets_the_whole_map_and_lists(client, w):
+    """Its map is older than the entries it lacks can explain: only a whole redraw is safe."""
+    params = held(w, card=sid(w.house))
+    attack(w)
+    behind = {**params, "m": params["m"] - 1}
+    html = body(client.get(poll_url(w), behind, **HTMX))
+    for panel in ('<div id="map" class="map-panel" hx-swap-oob="true">', '<ul id="structures"',
+                  '<div id="armies" class="army-list" hx-swap-oob="true">', '<section id="card"'):
+        assert panel in html, panel
+    assert "<template>" not in html
+
+
+def test_a_page_that_missed_an_attack_and_its_undo_redraws_what_the_undo_restored(client, w):
+    params = held(w)
+    attack(w)
+    services.undo_last(battle_id=w.battle.pk, user=w.alice)
+    html = body(client.get(poll_url(w), params, **HTMX))
+    assert f'id="map-{sid(w.house)}"' in html and '<div id="map"' not in html
+    assert f'id="unit-{w.gun.pk}"' in html and f'id="unit-{w.squad.pk}"' in html
+    assert len(re.findall(r'<li id="log-\d+"', html)) == 2  # the attack (marked undone) and the undo
 
 
 def test_a_version_only_change_leaves_the_map_alone(client, w):

@@ -103,7 +103,10 @@ def measure(w):
     assert response.status_code == 204
     counts["poll changed"], response = count(lambda: watcher.get(poll_url, {**before, "card": f"s{w.house.pk}"},
                                                                    **HTMX))
-    assert response.status_code == 200 and b'id="map"' in response.content
+    assert response.status_code == 200 and f'id="map-s{w.house.pk}"'.encode() in response.content
+    counts["poll changed, map redrawn"], response = count(
+        lambda: watcher.get(poll_url, {**before, "m": before["m"] - 1, "card": f"s{w.house.pk}"}, **HTMX))
+    assert response.status_code == 200 and b'<div id="map"' in response.content
     assert LogEntry.objects.filter(battle=w.battle, action="ba_he").count() == 2
     return counts
 

@@ -146,9 +146,12 @@ def test_the_poll_is_one_query_without_the_session_and_read_only_when_something_
     response = client.get(poll_url(w), params, **HTMX)
     assert response.status_code == 200
     html = body(response)
-    assert 'id="map"' in html and 'hx-swap-oob' in html
+    assert f'<g id="map-s{w.house.pk}"' in html and 'hx-swap-oob' in html  # drawn, not a link
     assert_read_only(html)
     assert f'hx-get="{poll_url(w)}"' in html  # the next poll still asks the spectator poll
+    whole = body(client.get(poll_url(w), {**params, "m": params["m"] - 1}, **HTMX))
+    assert '<div id="map"' in whole
+    assert_read_only(whole)
 
 
 def test_tokens_do_not_cross_between_members_and_spectators(w):

@@ -250,6 +250,27 @@ def test_the_answer_draws_the_same_panels_as_a_fresh_load(client, w, dice):
     assert ("Grenadiers" in text_of(answer, "card")) == (not squad.destroyed)
 
 
+@pytest.mark.parametrize("dice", [("6", "5"), ("2", "1")], ids=["collapse", "stands"])
+def test_a_current_page_gets_only_what_changed_drawn_as_a_fresh_load_draws_it(client, w, dice):
+    """A page that holds the battle as it was just before the attack gets back only the structure and
+    unit pieces the attack changed, each reading exactly as the same piece of a freshly loaded page."""
+    barn = w.structure("Barn", x=60, y=40)
+    signed(client, w.alice)
+    battle = Battle.objects.get(pk=w.battle.pk)
+    held = {"v": battle.version, "m": battle.map_version, "after": battle.log_entries.count(), "card": sid(w.house)}
+    answer = client.post(url(w, "battle_resolve"), {**he_attack(w, dice_0=dice[0], dice_1=dice[1]), **held}, **HTMX)
+    assert answer.status_code == 200
+    html = body(answer)
+    pieces = [f"map-{sid(w.house)}", "map-units", f"structure-{w.house.pk}", f"unit-{w.gun.pk}",
+              f"unit-{w.squad.pk}", "card"]
+    sent = re.findall(r' id="(map-s\d+|map-units|structure-\d+|unit-\d+|card|map|structures|armies)"', html)
+    assert sorted(sent) == sorted(pieces)
+    assert f'id="map-{sid(barn)}"' not in html and f'id="structure-{barn.pk}"' not in html
+    fresh = client.get(url(w, "battle"), {"target": sid(w.house)})
+    for piece in pieces:
+        assert text_of(answer, piece) == text_of(fresh, piece), piece
+
+
 def test_roll_for_me(client, w):
     signed(client, w.alice)
     response = client.post(url(w, "battle_resolve"), he_attack(w, dice_mode="server"), **HTMX)

@@ -83,6 +83,18 @@ def die(page, index, face):
     expect(page.locator(f"#id_dice_{index}")).to_have_value(str(face))
 
 
+def assert_drawn_as_svg(page, sid):
+    """A map piece swapped in on its own must still be SVG inside the map's <svg> (parsed as HTML it
+    would be an invisible unknown element), and be drawn: its footprint has a size on screen."""
+    drawn = page.evaluate("""sid => {
+        const piece = document.getElementById('map-' + sid);
+        const box = piece.querySelector('.map-footprint').getBoundingClientRect();
+        return [piece.namespaceURI, piece.parentElement.tagName.toLowerCase(), box.width > 0 && box.height > 0,
+                document.querySelectorAll('[id="map-' + sid + '"]').length];
+    }""", sid)
+    assert drawn == ["http://www.w3.org/2000/svg", "svg", True, 1], drawn
+
+
 def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watch):
     townhouse, sid, units, shell = ids(demo)
     gun, squad = units[("A", "Field gun team")], units[("B", "Grenadier Squad 2")]
@@ -145,11 +157,13 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     alice.route("**/poll/**", lambda route: held.append(route))
     with alice.expect_request(lambda r: "/poll/" in r.url, timeout=POLL_WAIT_MS):
         pass
+    # The answer redraws only what the attack changed: the townhouse's piece of the map, not the map.
+    changed = ["#attack-form", f"#map-{sid}", "#card", "#poller"]
     alice.evaluate("sels => sels.forEach(s => { document.querySelector(s).dataset.stale = '1'; })",
-                   ["#attack-form", "#map", "#card", "#poller"])
+                   changed + ["#map"])
     alice.click("button.resolve")
     expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
-    for selector in ("#attack-form", "#map", "#card", "#poller"):
+    for selector in changed:
         alice.wait_for_selector(f"{selector}:not([data-stale])", state="attached")
     assert len(held) == 1, "one poll was held across the attack"
     held[0].continue_()  # asked with the old version: the server answers with every changed panel
@@ -163,6 +177,8 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     expect(entry.locator(".roll-source-player")).to_have_count(1)
     expect(shape).to_have_class(re.compile(r"\bst-collapsed\b"))
     expect(shape).to_have_attribute("aria-label", re.compile(r"collapsed"))
+    assert alice.locator("#map").get_attribute("data-stale") == "1", "the whole map was redrawn"
+    assert_drawn_as_svg(alice, sid)
     expect(alice.locator("#card")).to_contain_text("ollapsed")
     townhouse.refresh_from_db()
     assert townhouse.collapsed
@@ -179,7 +195,7 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     # Undo: the entry stays, marked undone, followed by the undo; the townhouse stands again.
     undo = alice.locator(".undo-button")
     expect(undo).to_have_text(f"Undo #{seq}")
-    with swapped(alice, "#map", "#turns"):
+    with swapped(alice, f"#map-{sid}", "#turns"):
         undo.click()
     expect(entry).to_have_class(re.compile(r"\bis-undone\b"))
     expect(entry).to_contain_text(f"Undone by #{seq + 1}")
@@ -196,6 +212,7 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     expect(bob.locator(f"#log-{seq + 1}")).to_contain_text(f"Undoes #{seq}")
     expect(bob.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq + 1}")
     expect(bob_shape).to_have_class(re.compile(r"\bst-intact\b"))
+    assert_drawn_as_svg(bob, sid)
     assert bob.locator(f"#log-{seq}").count() == 1  # the attack's entry once, not twice
     assert_not_reloaded(bob, bob_navigations)
     assert Battle.objects.get(pk=demo.pk).version == demo.version + 2

@@ -70,6 +70,7 @@ function init(args)
   counter = 0
   resolved = 0
   other = 0
+  whole = 0
   held_m = "{m}"
   held_after = "{after}"
 end
@@ -81,6 +82,7 @@ end
 function response(status, headers, body)
   if status == 200 and string.find(body, "Resolved #", 1, true) then
     resolved = resolved + 1
+    if string.find(body, '<div id="map"', 1, true) then whole = whole + 1 end
     local m = string.match(body, 'name="m" value="(%d+)"')
     local after = string.match(body, 'name="after" value="(%d+)"')
     if m and tonumber(m) > tonumber(held_m) then held_m = m end
@@ -90,12 +92,14 @@ function response(status, headers, body)
   end
 end
 function done(summary, latency, requests)
-  local r, o = 0, 0
+  local r, o, w = 0, 0, 0
   for _, t in ipairs(threads) do
     r = r + t:get("resolved")
     o = o + t:get("other")
+    w = w + t:get("whole")
   end
   io.write(string.format("CHECK answered=%d other=%d\n", r, o))
+  io.write(string.format("WHOLE %d\n", w))
 end
 wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 wrk.headers["Cookie"] = "{cookie}"
@@ -324,6 +328,7 @@ def parse_wrk(out):
 
     transfer = re.search(r"Transfer/sec:\s+([\d.]+)([KMG]?B)", out)
     check = re.search(r"CHECK answered=(\d+) other=(\d+)", out)
+    whole = re.search(r"WHOLE (\d+)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
     return {
@@ -333,6 +338,7 @@ def parse_wrk(out):
         "p50": latency(50), "p99": latency(99),
         "non2xx": int(non2xx.group(1)) if non2xx else 0,
         "socket_errors": errors.group(1).strip() if errors else "",
+        "whole": int(whole.group(1)) if whole else None,
         "answered": int(check.group(1)) if check else None, "other": int(check.group(2)) if check else None,
     }
 
@@ -412,7 +418,8 @@ def table(title, r):
     lines.append(f"checks: poll answers 204: {p['answered']}/{p['requests']} (other {p['other']}, non-2xx {p['non2xx']}); "
                  f"attacks answered 'Resolved #…': {a['answered']}/{a['requests']} (other {a['other']}, "
                  f"non-2xx {a['non2xx']}), log entries added: {a['logged']}; "
-                 f"an attack's answer averages {a['bytes_per_s'] / a['rps'] / 1024:.1f} KB")
+                 f"an attack's answer averages {a['bytes_per_s'] / a['rps'] / 1024:.1f} KB; "
+                 f"answers that redrew the whole map: {a['whole']}")
     errors = {k: v["socket_errors"] for k, v in r.items() if v["socket_errors"]}
     if errors:
         lines.append(f"socket errors: {errors}")

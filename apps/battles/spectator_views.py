@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.battles import watch
 from apps.battles.models import Battle
-from apps.battles.views import Viewer, _int, battle_context, load_board, poll_refused, poller_context, \
+from apps.battles.views import Viewer, _int, battle_context, load_board, one_moment, poll_refused, poller_context, \
     updates_context, updates_response
 from apps.campaigns import permissions
 from apps.campaigns.account_forms import SpectatorLinkForm
@@ -74,10 +74,12 @@ def spectator_poll(request, pk):
         return poll_refused(REVOKED)
     if (version, map_version) == (_int(request.GET.get("v")), _int(request.GET.get("m"))):
         return HttpResponse(status=204)
-    battle = Battle.objects.select_related("campaign", "scenario").get(pk=pk)
-    board = load_board(battle)
-    context = updates_context(battle, SPECTATOR, after=_int(request.GET.get("after"), 0),
-                              map_known=_int(request.GET.get("m")), card="", board=board, token=request.GET.get("t"))
+    with one_moment():
+        battle = Battle.objects.select_related("campaign", "scenario").get(pk=pk)
+        board = load_board(battle)
+        context = updates_context(battle, SPECTATOR, after=_int(request.GET.get("after"), 0),
+                                  map_known=_int(request.GET.get("m")), card="", board=board,
+                                  token=request.GET.get("t"))
     context["read_only"] = True
     return updates_response(request, context)
 

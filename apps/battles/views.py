@@ -6,6 +6,7 @@ bundle the poll sends other phones) and a plain browser with a 303 back to the p
 """
 
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import connection, transaction
 from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, When
 from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
@@ -209,11 +211,14 @@ def log_page(battle, before=None, turn_above=None):
 TOUCHED = Case(When(undoes__isnull=False, then=F("undoes__undo")), default=F("undo"))
 
 
-def log_changes(battle, after):
+def log_changes(battle, after, upto=None):
     """What a page holding entries up to #after lacks: the newer entries (each with `touched`, the
     undo record naming what it changed), the separator they displace, and the entries it holds that
-    have been undone since. One query, two after an undo."""
-    rows = list(log_rows(battle).annotate(touched=TOUCHED).filter(seq__gte=after)[:LOG_PAGE_SIZE + 1])
+    have been undone since; with `upto`, none newer than that. One query, two after an undo."""
+    rows = log_rows(battle).annotate(touched=TOUCHED).filter(seq__gte=after)
+    if upto is not None:
+        rows = rows.filter(seq__lte=upto)
+    rows = list(rows[:LOG_PAGE_SIZE + 1])
     anchor = rows.pop() if after > 0 and rows and rows[-1].seq == after else None
     if len(rows) > LOG_PAGE_SIZE or (after > 0 and anchor is None):
         return SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
@@ -423,11 +428,11 @@ def poller_context(battle, after, token):
     return {"poll": {"v": battle.version, "m": battle.map_version, "after": after, "t": token}}
 
 
-def updates_context(battle, viewer, *, after, map_known, card, token, board=None, form=None):
+def updates_context(battle, viewer, *, after, map_known, card, token, board=None, form=None, upto=None):
     """The bundle an HTMX caller or a polling phone gets after a change: only what changed."""
     board = board or load_board(battle)
     # Without knowing what the caller holds, send the whole log panel rather than risk duplicates.
-    changes = log_changes(battle, after) if after is not None else \
+    changes = log_changes(battle, after, upto) if after is not None else \
         SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
     newest = changes.new[0].seq if changes.new else (after or 0)
     map_changed = map_known != battle.map_version
@@ -449,6 +454,24 @@ def updates_context(battle, viewer, *, after, map_known, card, token, board=None
     else:
         context["log_total"] = newest
     return context
+
+
+# What an action writes on the battle row (services._bump and log.append_entry).
+COMMITTED_FIELDS = ("version", "map_version", "turn", "upkeep_turn", "sequence", "log_head")
+
+
+@contextmanager
+def one_moment():
+    """Read the battle row, its pieces and its log as of one moment (PostgreSQL repeatable read).
+    Read one after another, an action committed in between would hand the page a map version older
+    than its newest entry, and its next answer would have to redraw the whole map."""
+    # Inside a transaction already (a test's), the reads share that one.
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
 
 
 def updates_response(request, context):
@@ -580,13 +603,22 @@ def battle_resolve(request, pk):
     if not request.htmx:
         messages.success(request, f"#{entry.seq}: {entry.summary}")
         return see_other(page_url(battle, target=target))
-    battle.refresh_from_db()
-    board = load_board(battle, getattr(entry, "snapshot", None))
+    snapshot = getattr(entry, "snapshot", None)
+    if snapshot is not None:
+        # The battle as this action left it, and the log up to its entry: versions and entries that
+        # belong together. Actions committed since arrive with the next poll.
+        for name in COMMITTED_FIELDS:
+            setattr(battle, name, getattr(snapshot.battle, name))
+        board, upto = load_board(battle, snapshot), entry.seq
+    else:
+        with one_moment():
+            battle.refresh_from_db()
+            board, upto = load_board(battle), None
     viewer = viewer_for(request.user, battle, board.armies)
     form = fresh_form(request, battle, board, viewer, data)
     if form is not None:
         form.result = entry
-    context = updates_context(battle, viewer, after=_after(data, entry.seq - 1),
+    context = updates_context(battle, viewer, after=_after(data, entry.seq - 1), upto=upto,
                               map_known=_int(data.get("m")), card=data.get("card") or target, board=board, form=form,
                               token=watch.issue(battle.pk, request.user.pk))
     return updates_response(request, context)
@@ -660,16 +692,18 @@ def _after_change(request, battle, done, problem, *, after):
         else:
             messages.success(request, done)
         return see_other(page_url(battle, target=target))
-    battle.refresh_from_db()
+    battle.refresh_from_db(fields=["status"])
     if not problem and request.POST.get("action") == "start":
         # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
         response = HttpResponse(status=204)
         response["HX-Refresh"] = "true"
         return response
-    board = load_board(battle)
-    viewer = viewer_for(request.user, battle, board.armies)
-    context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
-                              card=target, board=board, token=watch.issue(battle.pk, request.user.pk))
+    with one_moment():
+        battle.refresh_from_db()
+        board = load_board(battle)
+        viewer = viewer_for(request.user, battle, board.armies)
+        context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
+                                  card=target, board=board, token=watch.issue(battle.pk, request.user.pk))
     context["turns"].update(done=done, problem=problem)
     return updates_response(request, context)
 
@@ -699,12 +733,13 @@ def battle_poll(request, pk):
     role = permissions.watcher_role(user_id, pk)
     if role is None:
         return poll_refused("You are no longer a member of this battle's club.")
-    battle = Battle.objects.select_related("campaign", "scenario").get(pk=pk)
-    board = load_board(battle)
-    viewer = Viewer(user_id, role, permissions.sides_commanded(user_id, role, board.armies))
-    context = updates_context(battle, viewer, after=_int(request.GET.get("after"), 0),
-                              map_known=_int(request.GET.get("m")), card=request.GET.get("card", ""),
-                              board=board, token=request.GET.get("t"))
+    with one_moment():
+        battle = Battle.objects.select_related("campaign", "scenario").get(pk=pk)
+        board = load_board(battle)
+        viewer = Viewer(user_id, role, permissions.sides_commanded(user_id, role, board.armies))
+        context = updates_context(battle, viewer, after=_int(request.GET.get("after"), 0),
+                                  map_known=_int(request.GET.get("m")), card=request.GET.get("card", ""),
+                                  board=board, token=request.GET.get("t"))
     return updates_response(request, context)
 
 

@@ -221,3 +221,31 @@ def test_the_poll_view_holds_nothing_in_memory(w):
             client.get(poll_url(w), params, **HTMX)))
 
     assert answer(first) == answer(second)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_changed_poll_reads_the_battle_and_its_log_as_of_one_moment():
+    """An action another worker commits while a poll answer is being drawn must not show up in the
+    log part of the answer but not in its versions (or the other way round): the reads share one
+    PostgreSQL snapshot."""
+    import threading
+
+    from apps.battles.views import one_moment
+    from tests import factories
+
+    battle = factories.make_world(club_name="Moment club").battle
+    with one_moment():
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW transaction_isolation")
+            assert cursor.fetchone()[0] == "repeatable read"
+        before = Battle.objects.get(pk=battle.pk).version
+
+        def another_worker():
+            Battle.objects.filter(pk=battle.pk).update(version=before + 1)
+            connection.close()
+
+        worker = threading.Thread(target=another_worker)
+        worker.start()
+        worker.join()
+        assert Battle.objects.get(pk=battle.pk).version == before  # still the moment the answer began
+    assert Battle.objects.get(pk=battle.pk).version == before + 1

@@ -244,6 +244,9 @@ def touched_by(entries, board, *, map_known, map_version, card):
         if record.get("created_units"):
             return None
         changed_structures, changed_units = record.get("structures") or {}, record.get("units") or {}
+        if entry.undoes_id and changed_units:
+            # An undo's record holds where its units stand again, not where the undo took them from.
+            return None
         # services._bump moves the map version exactly when an entry changed structures or units.
         bumps += bool(changed_structures or changed_units)
         structures.update(changed_structures)

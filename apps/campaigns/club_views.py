@@ -26,6 +26,12 @@ def locked_club(club_id):
     return Club.objects.select_for_update().get(pk=club_id)
 
 
+def organised_club(doing):
+    """For the views only the club's organisers use: they get the club instead of its slug."""
+    return permissions.organisers_only(lambda request, slug: permissions.club_or_404(request.user, slug), "slug",
+                                       doing, club_url)
+
+
 def club_url(club, anchor=""):
     return reverse("club", args=[club.slug]) + (f"#{anchor}" if anchor else "")
 
@@ -97,10 +103,8 @@ def club_detail(request, slug):
 
 @login_required
 @require_POST
-def invite_new(request, slug):
-    club = permissions.club_or_404(request.user, slug)
-    if not permissions.may_manage_members(request.user, club.pk):
-        return refused(request, "Only the club's organisers invite new members.", back=club_url(club))
+@organised_club("invite new members")
+def invite_new(request, club):
     form = InviteForm(request.POST)
     if not form.is_valid():
         return render(request, "clubs/club.html", club_context(request, club, invite_form=form), status=400)
@@ -111,10 +115,8 @@ def invite_new(request, slug):
 
 @login_required
 @require_POST
-def invite_revoke(request, slug, pk):
-    club = permissions.club_or_404(request.user, slug)
-    if not permissions.may_manage_members(request.user, club.pk):
-        return refused(request, "Only the club's organisers withdraw invitations.", back=club_url(club))
+@organised_club("withdraw invitations")
+def invite_revoke(request, club, pk):
     invite = permissions.get_or_404(Invite.objects.filter(club=club), pk=pk)
     if invite.revoked_at is None:
         Invite.objects.filter(pk=invite.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
@@ -186,10 +188,8 @@ def member_refused(request, club, membership, message):
 
 @login_required
 @require_POST
-def member_role(request, slug, pk):
-    club = permissions.club_or_404(request.user, slug)
-    if not permissions.may_manage_members(request.user, club.pk):
-        return refused(request, "Only the club's organisers change members' roles.", back=club_url(club))
+@organised_club("change members' roles")
+def member_role(request, club, pk):
     membership = permissions.get_or_404(club.memberships.select_related("user"), pk=pk)
     form = RoleForm(request.POST)
     if not form.is_valid():
@@ -210,10 +210,8 @@ def member_role(request, slug, pk):
 
 @login_required
 @require_POST
-def member_remove(request, slug, pk):
-    club = permissions.club_or_404(request.user, slug)
-    if not permissions.may_manage_members(request.user, club.pk):
-        return refused(request, "Only the club's organisers remove members.", back=club_url(club))
+@organised_club("remove members")
+def member_remove(request, club, pk):
     membership = permissions.get_or_404(club.memberships.select_related("user"), pk=pk)
     with transaction.atomic():
         locked_club(club.pk)

@@ -68,15 +68,7 @@ def copy_ground(structures, **owner):
     copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk) for s in sources])
     result.structures = {s.pk: c for s, c in zip(sources, copies)}
 
-    floors = list(Floor.objects.filter(structure__in=sources).order_by("structure_id", "level"))
-    floor_copies = Floor.objects.bulk_create(
-        [_clone(f, structure_id=result.structures[f.structure_id].pk) for f in floors]
-    )
-    result.floors = {f.pk: c for f, c in zip(floors, floor_copies)}
-
-    Opening.objects.bulk_create(
-        [_clone(o, floor_id=result.floors[o.floor_id].pk) for o in Opening.objects.filter(floor__in=floors)]
-    )
+    result.floors = copy_floors(result.structures)
 
     # The symmetrical relation stores both directions; copying every row between copied
     # structures keeps both.
@@ -88,6 +80,18 @@ def copy_ground(structures, **owner):
         .values_list("from_structure_id", "to_structure_id")
     ])
     return result
+
+
+def copy_floors(structures):
+    """Copy the floors and openings of each source structure (`structures`: source pk → its saved
+    copy) onto its copy. Returns source floor pk → floor copy."""
+    floors = list(Floor.objects.filter(structure__in=list(structures)).order_by("structure_id", "level"))
+    copies = Floor.objects.bulk_create([_clone(f, structure_id=structures[f.structure_id].pk) for f in floors])
+    by_source = {f.pk: c for f, c in zip(floors, copies)}
+    Opening.objects.bulk_create(
+        [_clone(o, floor_id=by_source[o.floor_id].pk) for o in Opening.objects.filter(floor__in=floors)]
+    )
+    return by_source
 
 
 @transaction.atomic

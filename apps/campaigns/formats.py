@@ -14,8 +14,8 @@ from django.db import DatabaseError, transaction
 
 from apps.armies.models import Army, Experience, Side as ArmySide, TankClass, Unit, UnitKind, UnitWeapon, Weapon
 from apps.campaigns.models import DamageVariant, Ruleset, Scenario, Weather
-from apps.structures.formats import (ROOT, Checker, FormatErrors, _check_designer, check_document, clean_sheet, item,
-                                     join, new_sheet, number, sheet_body, show, unique_slug)
+from apps.structures.formats import (ROOT, Checker, FormatErrors, _check_designer, check_document, clean_sheet,
+                                     first_free, item, join, new_sheet, number, sheet_body, show, unique_slug)
 from apps.structures.models import (BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
                                     StructureKind)
 
@@ -574,12 +574,7 @@ def free_name(siblings, name):
     """`name`, or "name (2)", "name (3)"… whichever none of `siblings` (a club's scenarios or
     campaigns) is called yet: an import never overwrites what the club has."""
     taken = set(siblings.filter(name__startswith=name[:100]).values_list("name", flat=True))
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name[:110]} ({n})" in taken:
-        n += 1
-    return f"{name[:110]} ({n})"
+    return first_free(name, taken, lambda n: f"{name[:110]} ({n})")
 
 
 def resolve_sheets(bodies, club):

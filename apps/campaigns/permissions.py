@@ -4,9 +4,12 @@ Objects of a club the user does not belong to are not found (404), never forbidd
 reveal nothing about other clubs.
 """
 
+import functools
+
 from django.http import Http404
 
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
+from config.responses import refused
 
 
 def memberships(user):
@@ -94,6 +97,23 @@ def get_or_404(queryset, **lookup):
 
 def is_organiser(user, club_id):
     return role_in(user, club_id) == Role.ORGANISER
+
+
+def organisers_only(find, key, doing, back):
+    """A view only the organisers of a club may use, on the club or one of its campaigns. In place of
+    the URL's `key` argument the view is given the object `find(request, value)` returns (404 for what
+    the user may not see); any other member gets the refusal page, "Only the organisers of <club>
+    <doing>.", with a link to `back(object)`."""
+    def decorate(view):
+        @functools.wraps(view)
+        def checked(request, *args, **kwargs):
+            obj = find(request, kwargs.pop(key))
+            club = obj if isinstance(obj, Club) else obj.club
+            if not is_organiser(request.user, club.pk):
+                return refused(request, f"Only the organisers of {club.name} {doing}.", back=back(obj))
+            return view(request, obj, *args, **kwargs)
+        return checked
+    return decorate
 
 
 def can_design(user, club_id):

@@ -22,14 +22,14 @@ from apps.armies.models import Unit, UnitWeapon
 from apps.battles.log import append_entry
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions
-from apps.campaigns.copying import copy_battlefield
+from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
 from apps.campaigns.models import Scenario
 from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
                                            ScenarioForm, StartBattleForm, StructureForm, UnitForm, UnitWeaponFormSet,
                                            ZoneFormSet)
 from apps.structures import blueprints
-from apps.structures.formats import dumps, number
+from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure
 from apps.structures.views import json_download, print_cards, run_import
 
@@ -210,13 +210,7 @@ def scenario_settings(request, pk):
 # ---------------------------------------------------------------------------------- structures
 
 def free_name(scenario, name):
-    taken = set(scenario.structures.values_list("name", flat=True))
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name} {n}" in taken:
-        n += 1
-    return f"{name} {n}"
+    return first_free(name, set(scenario.structures.values_list("name", flat=True)), lambda n: f"{name} {n}")
 
 
 def free_spot(scenario, width, depth):
@@ -376,10 +370,7 @@ def structure_section(request, pk, sid):
             flimsy=source.flimsy, x=x, y=source.y, width=source.width, depth=source.depth, rotation=source.rotation,
             damage_max=source.damage_max, breach_needed=source.breach_needed,
         )
-        for floor in source.floors.prefetch_related("openings"):
-            copy = Floor.objects.create(structure=section, level=floor.level, is_roof=floor.is_roof)
-            Opening.objects.bulk_create([Opening(floor=copy, side=o.side, kind=o.kind, count=o.count)
-                                         for o in floor.openings.all()])
+        copy_floors({source.pk: section})
         section.connections.add(source)
     messages.success(request, f"Added {section.name}, connected to {source.name}.")
     return back_to(scenario, f"structure-{section.pk}")

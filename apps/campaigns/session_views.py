@@ -81,6 +81,15 @@ def campaign_url(campaign, anchor="sessions"):
     return reverse("campaign", args=[campaign.pk]) + f"#{anchor}"
 
 
+def settings_url(campaign):
+    return campaign_url(campaign, "campaign-settings")
+
+
+def organised_campaign(doing, back):
+    """For the views only the campaign's club's organisers use: they get the campaign, not its pk."""
+    return permissions.organisers_only(member_campaign, "pk", doing, back)
+
+
 def htmx_redirect(url):
     response = HttpResponse(status=200)
     response["HX-Redirect"] = url
@@ -116,13 +125,10 @@ def first_error(form):
 
 @login_required
 @require_POST
-def session_start(request, pk):
+@organised_campaign("start a session", campaign_url)
+def session_start(request, campaign):
     """The next session: a battle set up from the campaign's ground and rosters as they stand. The
     battle page's "Start battle" then starts it."""
-    campaign = member_campaign(request, pk)
-    if not permissions.is_organiser(request.user, campaign.club_id):
-        return refused(request, f"Only an organiser of {campaign.club} may start a session.",
-                       back=campaign_url(campaign))
     form = StartSessionForm(request.POST)
     if not form.is_valid():
         return not_done(request, campaign, first_error(form), start_form=form)
@@ -142,10 +148,10 @@ def session_start(request, pk):
 def battle_finish(request, pk):
     """End a battle from the battle page: the result, and for a campaign battle its end state written
     back to the campaign."""
-    battle = permissions.get_or_404(permissions.battles_for(request.user).select_related("campaign"), pk=pk)
+    battle = permissions.get_or_404(permissions.battles_for(request.user).select_related("campaign", "club"), pk=pk)
     back = reverse("battle", args=[battle.pk])
     if not permissions.is_organiser(request.user, battle.club_id):
-        return refused(request, "Only an organiser may finish the battle.", back=back)
+        return refused(request, f"Only the organisers of {battle.club.name} finish a battle.", back=back)
     form = FinishForm(request.POST)
     problem = "" if form.is_valid() else first_error(form)
     if not problem:
@@ -170,12 +176,9 @@ def battle_finish(request, pk):
 
 @login_required
 @require_POST
-def session_reopen(request, pk):
+@organised_campaign("reopen a session", campaign_url)
+def session_reopen(request, campaign):
     """Reopen the last finished session: the campaign goes back to exactly what it was before it ended."""
-    campaign = member_campaign(request, pk)
-    if not permissions.is_organiser(request.user, campaign.club_id):
-        return refused(request, f"Only an organiser of {campaign.club} may reopen a session.",
-                       back=campaign_url(campaign))
     form = ReopenForm(request.POST)
     if not form.is_valid():
         return not_done(request, campaign, first_error(form), reopen_form=form)
@@ -191,11 +194,8 @@ def session_reopen(request, pk):
 
 @login_required
 @require_POST
-def campaign_settings(request, pk):
-    campaign = member_campaign(request, pk)
-    if not permissions.is_organiser(request.user, campaign.club_id):
-        return refused(request, f"Only an organiser of {campaign.club} may change the campaign's settings.",
-                       back=campaign_url(campaign, "campaign-settings"))
+@organised_campaign("change the campaign's settings", settings_url)
+def campaign_settings(request, campaign):
     form = SettingsForm(request.POST, instance=campaign)
     if not form.is_valid():
         return not_done(request, campaign, first_error(form), partial="settings", anchor="campaign-settings",

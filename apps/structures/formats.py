@@ -517,18 +517,23 @@ def _penetration_row(path, value, c):
 
 # ---------------------------------------------------------------------------------- sheets: import
 
+def first_free(wanted, taken, numbered):
+    """`wanted` if `taken` does not hold it, else the first of numbered(2), numbered(3)… that it
+    does not: an import or a copy never takes a name or slug the club already uses."""
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while numbered(n) in taken:
+        n += 1
+    return numbered(n)
+
+
 def unique_slug(club, slug, taken=()):
     """`slug`, or `slug-2`, `slug-3`… when the club already has a sheet by that slug."""
     from apps.structures.models import BunkerSheet
 
     existing = set(BunkerSheet.objects.filter(club=club, slug__startswith=slug).values_list("slug", flat=True))
-    existing |= set(taken)
-    if slug not in existing:
-        return slug
-    n = 2
-    while f"{slug[:75]}-{n}" in existing:
-        n += 1
-    return f"{slug[:75]}-{n}"
+    return first_free(slug, existing | set(taken), lambda n: f"{slug[:75]}-{n}")
 
 
 def new_sheet(body, club, slug=None):

@@ -105,7 +105,8 @@ def test_members_who_do_not_organise_are_refused_every_control(client, demo, who
                      finish(client, demo.session1, winner="B"),
                      client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {"fires_persist": "on"})):
         assert response.status_code == 403
-        assert "Only an organiser" in body(response) and "Nothing was changed." in body(response)
+        assert f"Only the organisers of {demo.campaign.club.name} " in body(response)
+        assert "Nothing was changed." in body(response)
     assert state(demo) == before
 
 

@@ -17,7 +17,9 @@ What it does, every time from scratch:
    CONN_MAX_AGE=600, signs in as alice for a session cookie and CSRF token, and reads the poll's
    version, map version, newest entry and watch token from the battle page;
 4. runs wrk (-t2 -c16 --latency, bounded in time) against /healthz, the unchanged poll (must answer
-   204) and the attack POST (a Lua script gives every request a fresh client_token and sends the
+   204), a reference signed-in write (a view only the benchmark's URLconf has: signed in, CSRF-checked,
+   POST-only like the attack, it locks the battle row and bumps its version — what any write costs
+   here before it does anything of its own) and the attack POST (a Lua script gives every request a fresh client_token and sends the
    session cookie, X-CSRFToken and HX-Request: true), then checks the attacks were real
    resolutions: every answer says "Resolved #…" and the log grew by one entry per answer;
 5. does the same again with CONN_MAX_AGE=0 (a new database connection per request) to show what
@@ -105,6 +107,59 @@ wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"
 wrk.headers["Cookie"] = "{cookie}"
 wrk.headers["X-CSRFToken"] = "{csrf}"
 wrk.headers["HX-Request"] = "true"
+"""
+
+# The reference for what any signed-in write costs here, whatever it does: the app's URLs plus one view
+# that is signed in, CSRF-checked and POST-only like the attack, locks the battle row, bumps its
+# version and answers a few bytes. It exists only in the benchmark's own URLconf.
+FLOOR_URLS = """
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpResponse
+from django.urls import path
+from django.views.decorators.http import require_POST
+
+from apps.battles.models import Battle
+from config.urls import urlpatterns as app_urls
+
+
+@login_required
+@require_POST
+def signed_in_write(request, pk):
+    with transaction.atomic():
+        battle = Battle.objects.select_for_update().only("version").get(pk=pk)
+        battle.version += 1
+        battle.save(update_fields=["version"])
+    return HttpResponse("written")
+
+
+urlpatterns = app_urls + [path("bench/signed-in-write/<int:pk>/", signed_in_write)]
+"""
+
+FLOOR_LUA = r"""
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+end
+function init(args)
+  answered = 0
+  other = 0
+end
+function response(status, headers, body)
+  if status == 200 and body == "written" then answered = answered + 1 else other = other + 1 end
+end
+function done(summary, latency, requests)
+  local a, o = 0, 0
+  for _, t in ipairs(threads) do
+    a = a + t:get("answered")
+    o = o + t:get("other")
+  end
+  io.write(string.format("CHECK answered=%d other=%d\n", a, o))
+end
+wrk.method = "POST"
+wrk.body = ""
+wrk.headers["Cookie"] = "{cookie}"
+wrk.headers["X-CSRFToken"] = "{csrf}"
 """
 
 POLL_LUA = r"""
@@ -376,6 +431,12 @@ def measure(env, workers, args, stamp, label, battle, attack, tmp):
         results["poll"] = run_wrk(f"{base}{page_path}poll/?{urlencode(held)}", f"{label}-poll", args, stamp,
                                   poll_script)
 
+        floor_script = write_script(tmp / "floor.lua", FLOOR_LUA,
+                                    cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
+        results["floor"] = run_wrk(f"{base}/bench/signed-in-write/{battle.pk}/", f"{label}-floor", args, stamp,
+                                   floor_script)
+        held = poll_query(port, battle, cookies)  # the floor's writes moved the version on
+
         before = log_count(battle)
         body = urlencode(attack) + "&client_token="
         attack_script = write_script(
@@ -408,14 +469,17 @@ def table(title, r):
         ("do-nothing view  GET /healthz", r["healthz"], "1.000", "baseline", ""),
         ("unchanged poll   GET …/poll/ → 204", r["poll"], f"{poll_ratio:.3f}", f"≥ {POLL_RATIO}×",
          "PASS" if checks["poll"] else "FAIL"),
+        ("signed-in write  POST (reference)", r["floor"], f"{r['floor']['rps'] / r['healthz']['rps']:.3f}",
+         "none: what any write costs", ""),
         ("attack           POST …/resolve/", r["attack"], f"{attack_ratio:.3f}",
          f"≥ {ATTACK_RATIO}×, p99 < {ATTACK_P99_MS:g} ms", "PASS" if checks["attack"] else "FAIL"),
     ]
     lines = [title, f"{'':<36} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'× healthz':>10}  {'target':<24} result"]
     for name, w, ratio, target, verdict in rows:
         lines.append(f"{name:<36} {w['rps']:>8.1f} {w['p50']:>8.2f} {w['p99']:>8.2f} {ratio:>10}  {target:<24} {verdict}")
-    a, p = r["attack"], r["poll"]
+    a, p, f = r["attack"], r["poll"], r["floor"]
     lines.append(f"checks: poll answers 204: {p['answered']}/{p['requests']} (other {p['other']}, non-2xx {p['non2xx']}); "
+                 f"signed-in writes answered: {f['answered']}/{f['requests']} (other {f['other']}); "
                  f"attacks answered 'Resolved #…': {a['answered']}/{a['requests']} (other {a['other']}, "
                  f"non-2xx {a['non2xx']}), log entries added: {a['logged']}; "
                  f"an attack's answer averages {a['bytes_per_s'] / a['rps'] / 1024:.1f} KB; "
@@ -445,7 +509,9 @@ def main(argv):
     (tmp / "bench_settings.py").write_text(
         "from config.settings import *  # noqa: F403\n"
         f"STATIC_ROOT = {str(tmp / 'static')!r}\n"
+        "ROOT_URLCONF = 'bench_urls'\n"
     )
+    (tmp / "bench_urls.py").write_text(FLOOR_URLS)
     env = server_env(tmp, 600)
 
     log(f"Preparing {DB_NAME}: drop, create, migrate, demo …")

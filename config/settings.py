@@ -125,6 +125,8 @@ def database_from_env():
 
 DATABASES = {"default": database_from_env()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# The stock widgets drawn in Python, to the character what their templates draw (config/widgets.py says why).
+FORM_RENDERER = "config.widgets.PythonWidgets"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

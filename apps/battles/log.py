@@ -28,9 +28,11 @@ def entry_hash(entry, prev_hash):
 
 
 def append_entry(battle, *, action, summary, turn=None, actor=None, side="", inputs=None, dice=None,
-                 outcome=None, undo=None, undoes=None, client_token=None):
+                 outcome=None, undo=None, undoes=None, client_token=None, save_head=True):
     """Add the next entry to the battle's log. Call inside the transaction that changed the battle,
-    with the battle row locked, so sequence numbers and the hash chain stay gapless."""
+    with the battle row locked, so sequence numbers and the hash chain stay gapless. The battle's
+    `log_head` becomes the new entry's hash; `save_head=False` leaves saving it to the caller, which
+    saves the battle row straight after anyway."""
     last = battle.log_entries.order_by("-seq").values("seq", "entry_hash").first()
     entry = LogEntry(
         battle=battle,
@@ -54,8 +56,9 @@ def append_entry(battle, *, action, summary, turn=None, actor=None, side="", inp
         setattr(entry, name, json.loads(json.dumps(getattr(entry, name), default=str)))
     entry.entry_hash = entry_hash(entry, entry.prev_hash)
     entry.save()
-    type(battle).objects.filter(pk=battle.pk).update(log_head=entry.entry_hash)
     battle.log_head = entry.entry_hash
+    if save_head:
+        type(battle).objects.filter(pk=battle.pk).update(log_head=entry.entry_hash)
     return entry
 
 

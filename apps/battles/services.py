@@ -143,6 +143,7 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
         battle, action=outcome.action, summary=outcome.summary, turn=before.turn, actor=user, side=side,
         inputs=inputs, dice=[d.to_dict() for d in outcome.dice],
         outcome={"effects": [e.to_dict() for e in outcome.effects]}, undo=undo, client_token=client_token,
+        save_head=False,
     )
     _bump(battle, map_changed=bool(structure_ids or unit_ids))
     # The rows now hold the state after the action: the answer can be drawn from them without loading
@@ -163,7 +164,7 @@ def _battle_fields(battle):
 
 def _bump(battle, *, map_changed):
     battle.version += 1
-    fields = ["version", "turn", "upkeep_turn", "sequence"]
+    fields = ["version", "turn", "upkeep_turn", "sequence", "log_head"]
     if map_changed:
         battle.map_version += 1
         fields.append("map_version")
@@ -245,7 +246,7 @@ def undo_last(*, battle_id, user):
             setattr(battle, name, value)
         LogEntry.objects.filter(pk=last.pk).update(undone=True)
         entry = append_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
-                             side=last.side, undoes=last)
+                             side=last.side, undoes=last, save_head=False)
         _bump(battle, map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
         return entry
 

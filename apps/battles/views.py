@@ -22,7 +22,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps import rules
-from apps.armies.models import Army
 from apps.battles import forms as battle_forms
 from apps.battles import services, watch
 from apps.battles import snapshot as snap
@@ -81,9 +80,11 @@ class Board:
 # Reading the battle --------------------------------------------------------------------------
 
 def scoped_battle(request, pk):
-    return permissions.get_or_404(
+    battle = permissions.get_or_404(
         permissions.battles_with_role(request.user).select_related("club", "campaign", "scenario"), pk=pk
     )
+    permissions.remember_role(request.user, battle.club_id, battle.viewer_role)
+    return battle
 
 
 def load_board(battle, snapshot=None):
@@ -98,12 +99,11 @@ def load_board(battle, snapshot=None):
     for s in structures:
         s.sid = snap.structure_id(s)
         s.weapons_lost = weapons_lost(s)
-        s.floor_rows = list(s.floors.all())
         for floor in s.floor_rows:
             # snapshot.load sets the occupants it found; an empty floor must be known empty, not looked up.
             if not Floor.occupant.is_cached(floor):
                 Floor.occupant.related.set_cached_value(floor, None)
-            floor.opening_groups = openings_by_side(floor)
+            floor.opening_groups = openings_by_side(floor.opening_rows)
             floors[floor.pk] = floor
     units = sorted(snapshot.units.values(), key=lambda u: (u.army.side, u.name, u.pk))
     for u in units:
@@ -115,7 +115,7 @@ def load_board(battle, snapshot=None):
             u.place = f"at {float(u.x):g}″, {float(u.y):g}″"
         else:
             u.place = ""
-    armies = list(Army.objects.filter(battle=battle).select_related("owner"))
+    armies = sorted(snapshot.armies.values(), key=lambda a: (a.side, a.name))
     for army in armies:
         army.unit_rows = [u for u in units if u.army_id == army.pk]
     return Board(snapshot, structures, units, armies, map_of(battle, structures, units))
@@ -439,9 +439,12 @@ def updates_context(battle, viewer, *, after, map_known, card, token, board=None
         SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
     newest = changes.new[0].seq if changes.new else (after or 0)
     map_changed = map_known != battle.map_version
+    log = log_page(battle) if changes.reset else None
+    # The newest undoable entry is usually among the new ones: no need to ask the database again.
+    page = log or SimpleNamespace(entries=changes.new, more=True)
     context = {
         "battle": battle, "viewer": viewer, "board": board, "structures": board.structures, "armies": board.armies,
-        "map": board.map, "turns": turn_context(battle, board, viewer), "changes": changes,
+        "map": board.map, "turns": turn_context(battle, board, viewer, page), "changes": changes,
         "map_changed": map_changed,
         "touched": touched_by(changes.new, board, map_known=map_known, map_version=battle.map_version, card=card)
         if map_changed and not changes.reset else None,
@@ -450,7 +453,6 @@ def updates_context(battle, viewer, *, after, map_known, card, token, board=None
         **poller_context(battle, newest, token),
     }
     if changes.reset:
-        log = log_page(battle)
         context.update(log=log.entries, log_more=log.more, log_oldest=log.oldest, log_last_turn=log.last_turn,
                        log_total=log.entries[0].seq if log.entries else 0, log_shown=len(log.entries))
         context["poll"]["after"] = context["log_total"]

@@ -22,11 +22,23 @@ def role_in(user, club_id):
     """The user's role in the club, or None. Cached per request on the user object."""
     if not user.is_authenticated:
         return None
+    known = getattr(user, "_redoubt_known_roles", {})
+    if club_id in known:
+        return known[club_id]
     cache = getattr(user, "_redoubt_roles", None)
     if cache is None:
         cache = dict(Membership.objects.filter(user=user).values_list("club_id", "role"))
         user._redoubt_roles = cache
     return cache.get(club_id)
+
+
+def remember_role(user, club_id, role):
+    """A role read with the object it belongs to (battles_with_role): role_in need not ask again."""
+    if user.is_authenticated:
+        known = getattr(user, "_redoubt_known_roles", None)
+        if known is None:
+            known = user._redoubt_known_roles = {}
+        known[club_id] = role
 
 
 def clubs_for(user):

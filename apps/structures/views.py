@@ -152,11 +152,11 @@ def weapons_lost(structure):
     return names
 
 
-def openings_by_side(floor):
+def openings_by_side(openings):
     """[("Front", "1 door, 2 windows"), ...] going round the building: front, right, rear, left."""
     order = list(Side.values)
     groups = {}
-    for opening in sorted(floor.openings.all(), key=lambda o: (order.index(o.side) if o.side in order else 9, o.kind)):
+    for opening in sorted(openings, key=lambda o: (order.index(o.side) if o.side in order else 9, o.kind)):
         noun = opening.get_kind_display().lower() + ("s" if opening.count > 1 else "")
         groups.setdefault(opening.get_side_display(), []).append(f"{opening.count} {noun}")
     return [(side, ", ".join(items)) for side, items in groups.items()]
@@ -175,7 +175,7 @@ def structure_detail(request, pk):
     )
     structure.weapons_lost = weapons_lost(structure)
     for floor in structure.floors.all():
-        floor.opening_groups = openings_by_side(floor)
+        floor.opening_groups = openings_by_side(floor.openings.all())
     return render(request, "structures/structure.html", {"structure": structure})
 
 

@@ -1,4 +1,4 @@
-"""Django's stock input, select, radio and checkbox widgets drawn in Python, to the character the
+"""Django's stock input, select, radio and checkbox widgets and field labels drawn in Python, to the character the
 HTML their templates draw (tests/config/test_widgets.py compares the two).
 
 Why: each widget is a template, and each of its options another one included per option. The
@@ -15,6 +15,7 @@ INPUTS = {f"{W}{name}.html" for name in ("input", "text", "number", "hidden", "e
                                          "tel", "color", "date", "datetime", "time", "checkbox")}
 CHOICE_LISTS = {f"{W}radio.html": f"{W}radio_option.html", f"{W}checkbox_select.html": f"{W}checkbox_option.html"}
 SELECT, SELECT_OPTION = f"{W}select.html", f"{W}select_option.html"
+LABEL = "django/forms/label.html"
 
 
 def _attrs(attrs):
@@ -67,9 +68,14 @@ def _options_are(widget, template_name):
 
 
 class PythonWidgets(DjangoTemplates):
-    """The project's FORM_RENDERER: stock widgets in Python, everything else from templates."""
+    """The project's FORM_RENDERER: stock widgets and labels in Python, everything else from templates."""
 
     def render(self, template_name, context, request=None):
+        if template_name == LABEL:
+            label = esc(context["label"])
+            if not context["use_tag"]:
+                return label.strip()
+            return f'<{context["tag"]}{_attrs(context["attrs"] or {})}>{label}</{context["tag"]}>'.strip()
         widget = context.get("widget")
         if template_name in INPUTS:
             return _input(widget)

@@ -34,9 +34,16 @@ class EveryWidget(forms.Form):
     area = forms.CharField(widget=forms.Textarea, initial="<long> text")
 
 
-def rendered(form_kwargs, renderer):
-    form = EveryWidget(renderer=renderer, **form_kwargs)
-    return {name: str(form[name]) for name in form.fields}
+class Labelled(EveryWidget):
+    required_css_class = "required"
+    label_suffix = " →"
+
+
+def rendered(form_kwargs, renderer, form_class=EveryWidget):
+    form = form_class(renderer=renderer, **form_kwargs)
+    return {**{name: str(form[name]) for name in form.fields},
+            **{f"{name} label": form[name].label_tag() for name in form.fields},
+            "custom label": form["text"].label_tag("Say <what>", attrs={"class": "x", "hidden": True}, tag="span")}
 
 
 @pytest.mark.parametrize("form_kwargs", [
@@ -47,14 +54,15 @@ def rendered(form_kwargs, renderer):
     {"auto_id": "f-%s", "prefix": "p"},
 ], ids=["initial", "bound", "no-ids", "prefixed"])
 def test_every_stock_widget_draws_exactly_what_its_template_draws(form_kwargs):
-    expected = rendered(form_kwargs, DjangoTemplates())
-    assert rendered(form_kwargs, PythonWidgets()) == expected
+    for form_class in (EveryWidget, Labelled):
+        expected = rendered(form_kwargs, DjangoTemplates(), form_class)
+        assert rendered(form_kwargs, PythonWidgets(), form_class) == expected
 
 
-def test_the_comparison_covers_escaping_bare_attributes_groups_and_choices():
+def test_the_comparison_covers_escaping_bare_attributes_groups_choices_and_labels():
     joined = "".join(rendered({}, DjangoTemplates()).values())
     for piece in ("&lt;", "&amp;", "&quot;", "<em>safe</em>", "<optgroup", " autofocus", " checked", " selected",
-                  "<label", "<textarea"):
+                  "<label", "<textarea", '<label for="id_text">Name &lt;b&gt;:</label>', "<span"):
         assert piece in joined
 
 

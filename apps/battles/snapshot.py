@@ -164,9 +164,12 @@ class _Reader:
         self.names = [f.attname for f in self.fields]
         self.width = len(self.fields)
         self._converters = None
+        self._columns = {}
 
     def columns(self, alias):
-        return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in self.fields)
+        if alias not in self._columns:
+            self._columns[alias] = ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in self.fields)
+        return self._columns[alias]
 
     def build(self, values):
         if self._converters is None:

@@ -74,7 +74,12 @@ class Board:
     map: dict = field(default_factory=dict)
 
     def structure(self, sid):
-        return next((s for s in self.structures if s.sid == sid), None)
+        """The structure for the card, with its floors' openings grouped by side (only the card shows them)."""
+        structure = next((s for s in self.structures if s.sid == sid), None)
+        if structure is not None:
+            for floor in structure.floor_rows:
+                floor.opening_groups = openings_by_side(floor.opening_rows)
+        return structure
 
 
 # Reading the battle --------------------------------------------------------------------------
@@ -103,7 +108,6 @@ def load_board(battle, snapshot=None):
             # snapshot.load sets the occupants it found; an empty floor must be known empty, not looked up.
             if not Floor.occupant.is_cached(floor):
                 Floor.occupant.related.set_cached_value(floor, None)
-            floor.opening_groups = openings_by_side(floor.opening_rows)
             floors[floor.pk] = floor
     units = sorted(snapshot.units.values(), key=lambda u: (u.army.side, u.name, u.pk))
     for u in units:

@@ -347,10 +347,11 @@ UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 BYTES = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
 
 
-def run_wrk(url, label, args, stamp, script=None):
+def run_wrk(url, label, args, stamp, script=None, connections=None):
     # A generous timeout: wrk leaves requests slower than it out of the latency figures altogether.
-    command = ["wrk", f"-t{args.threads}", f"-c{args.connections}", f"-d{args.duration}s", "--timeout", "30s",
-               "--latency"]
+    connections = connections or args.connections
+    command = ["wrk", f"-t{min(args.threads, connections)}", f"-c{connections}", f"-d{args.duration}s",
+               "--timeout", "30s", "--latency"]
     if script:
         command += ["-s", str(script)]
     command.append(url)
@@ -429,6 +430,14 @@ def measure(env, workers, args, stamp, label, battle, attack, tmp):
             cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
         results["attack"] = run_wrk(f"{base}{page_path}resolve/", f"{label}-attack", args, stamp, attack_script)
         results["attack"]["logged"] = settled_count(battle) - before
+        # One phone attacking on its own, as at a table where players take turns: the latency a player sees.
+        held = poll_query(port, battle, cookies)
+        alone_script = write_script(
+            tmp / "alone.lua", ATTACK_LUA, prefix=secrets.token_hex(4), path=f"{page_path}resolve/", body=body,
+            m=held["m"], after=held["after"],
+            cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
+        results["alone"] = run_wrk(f"{base}{page_path}resolve/", f"{label}-attack-alone", args, stamp, alone_script,
+                                   connections=1)
         return results
     finally:
         server.stop()
@@ -457,6 +466,8 @@ def table(title, r):
          "none: what any write costs", ""),
         ("attack           POST …/resolve/", r["attack"], f"{attack_ratio:.3f}",
          f"≥ {ATTACK_RATIO}×, p99 < {ATTACK_P99_MS:g} ms", "PASS" if checks["attack"] else "FAIL"),
+        ("attack, one phone (1 connection)", r["alone"], f"{r['alone']['rps'] / r['healthz']['rps']:.3f}",
+         "none: what a player waits", ""),
     ]
     lines = [title, f"{'':<36} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'× healthz':>10}  {'target':<24} result"]
     for name, w, ratio, target, verdict in rows:
@@ -467,7 +478,9 @@ def table(title, r):
                  f"attacks answered 'Resolved #…': {a['answered']}/{a['requests']} (other {a['other']}, "
                  f"non-2xx {a['non2xx']}), log entries added: {a['logged']}; "
                  f"an attack's answer averages {a['bytes_per_s'] / a['rps'] / 1024:.1f} KB; "
-                 f"answers that redrew the whole map: {a['whole']}")
+                 f"answers that redrew the whole map: {a['whole']}; one phone alone: "
+                 f"{r['alone']['answered']}/{r['alone']['requests']} resolved, "
+                 f"{r['alone']['bytes_per_s'] / r['alone']['rps'] / 1024:.1f} KB per answer")
     errors = {k: v["socket_errors"] for k, v in r.items() if v["socket_errors"]}
     if errors:
         lines.append(f"socket errors: {errors}")

@@ -173,8 +173,13 @@ class _Reader:
 
     def build(self, values):
         if self._converters is None:
-            self._converters = [(i, converter, f.get_col(self.model._meta.db_table))
-                                for i, f in enumerate(self.fields) for converter in f.get_db_converters(connection)]
+            # The backend's converters first, then the field's, as the ORM's compiler applies them (SQLite
+            # hands back booleans as integers and decimals as floats; PostgreSQL, JSON as text).
+            self._converters = []
+            for i, f in enumerate(self.fields):
+                column = f.get_col(self.model._meta.db_table)
+                for converter in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+                    self._converters.append((i, converter, column))
         if self._converters:
             values = list(values)
             for i, converter, column in self._converters:
@@ -200,13 +205,19 @@ def _sql(sql, **columns):
     return sql.format(**names, **columns)
 
 
+def _for_update(alias, lock):
+    # As select_for_update(of=...) does: nothing where the database has no row locks (SQLite, which
+    # the app falls back to without PostgreSQL, serialises writers on its own).
+    return f" FOR UPDATE OF {alias}" if lock and connection.features.has_select_for_update_of else ""
+
+
 def _structures(cursor, battle_id, lock):
     cursor.execute(_sql(
         "SELECT {s}, {wm}, {rm}, {sh} FROM {structure} s"
         " JOIN {material} wm ON wm.id = s.wall_material_id"
         " LEFT JOIN {material} rm ON rm.id = s.roof_material_id"
         " LEFT JOIN {sheet} sh ON sh.id = s.sheet_id"
-        " WHERE s.battle_id = %s ORDER BY s.name, s.id" + (" FOR UPDATE OF s" if lock else ""),
+        " WHERE s.battle_id = %s ORDER BY s.name, s.id" + _for_update("s", lock),
         s=STRUCTURES.columns("s"), wm=MATERIALS.columns("wm"), rm=MATERIALS.columns("rm"), sh=SHEETS.columns("sh"),
     ), [battle_id])
     rows = {}
@@ -260,7 +271,7 @@ def _armies(cursor, battle_id):
 def _units(cursor, battle_id, lock, armies, floors):
     by_pk = {a.pk: a for a in armies}
     cursor.execute(_sql("SELECT {u} FROM {unit} u JOIN {army} a ON a.id = u.army_id WHERE a.battle_id = %s"
-                        " ORDER BY a.side, a.name, u.name, u.id" + (" FOR UPDATE OF u" if lock else ""),
+                        " ORDER BY a.side, a.name, u.name, u.id" + _for_update("u", lock),
                         u=UNITS.columns("u")), [battle_id])
     rows = {}
     for values in cursor.fetchall():

@@ -224,6 +224,7 @@ def test_the_poll_view_holds_nothing_in_memory(w):
     assert answer(first) == answer(second)
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_changed_poll_reads_the_battle_and_its_log_as_of_one_moment():
     """An action another worker commits while a poll answer is being drawn must not show up in the

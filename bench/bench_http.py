@@ -68,18 +68,20 @@ function setup(thread)
   thread:set("id", next_id)
   table.insert(threads, thread)
 end
+-- One battle per thread, round the list: {battles} = { {path, body, m, after}, ... }.
+local battles = {battles}
 function init(args)
   counter = 0
   resolved = 0
   other = 0
   whole = 0
-  held_m = "{m}"
-  held_after = "{after}"
+  local b = battles[(id - 1) % #battles + 1]
+  path, body, held_m, held_after = b[1], b[2], b[3], b[4]
 end
 request = function()
   counter = counter + 1
   local token = string.format("%s-%04x-4000-8000-%012x", "{prefix}", id, counter)
-  return wrk.format("POST", "{path}", nil, "{body}" .. token .. "&m=" .. held_m .. "&after=" .. held_after)
+  return wrk.format("POST", path, nil, body .. token .. "&m=" .. held_m .. "&after=" .. held_after)
 end
 function response(status, headers, body)
   if status == 200 and string.find(body, "Resolved #", 1, true) then
@@ -211,7 +213,6 @@ def setup_django(env):
 def prepare_battle():
     from apps.armies.models import Unit, UnitWeapon, Weapon
     from apps.battles.models import Battle
-    from apps.structures.models import Structure
 
     battle = Battle.objects.get(name=DEMO_BATTLE)
     battle.options = {**(battle.options or {}), "track_actions": False}
@@ -219,14 +220,39 @@ def prepare_battle():
     gun = Unit.objects.get(army__battle=battle, army__side="A", name="Field gun team")
     d6 = Weapon.objects.get(ruleset="ba", slug="he-d6")
     UnitWeapon.objects.get_or_create(unit=gun, weapon=d6, defaults={"count": 1})
+    return battle, attack_for(battle)
+
+
+def attack_for(battle):
+    """The bench attack's form in `battle` (the demo battle or a copy of it)."""
+    from apps.armies.models import Unit, Weapon
+    from apps.structures.models import Structure
+
+    gun = Unit.objects.get(army__battle=battle, army__side="A", name="Field gun team")
+    d6 = Weapon.objects.get(ruleset="ba", slug="he-d6")
     house = Structure.objects.get(battle=battle, name="Brick house at the crossroads")
     squad = Unit.objects.get(army__battle=battle, army__side="B", name="Grenadier Squad 1")
     assert squad.floor.structure_id == house.pk
-    return battle, {
+    return {
         "action": "ba_he", "attacker": f"u{gun.pk}", "weapon": f"w{d6.pk}", "structure": f"s{house.pk}",
         "target": f"u{squad.pk}", "hit": "yes", "went_down": "no", "pins": "1", "dice_mode": "server",
         "card": f"s{house.pk}",
     }
+
+
+def battle_copies(battle, n):
+    """`n` battles like the bench battle (its ground, armies and options; no log), each with its attack."""
+    from apps.battles.models import Battle, BattleStatus
+    from apps.campaigns.copying import _clone, copy_battlefield
+
+    copies = []
+    for i in range(n):
+        copy = _clone(battle, name=f"{battle.name} — bench copy {i + 1}", campaign_id=None, session_number=None,
+                      status=BattleStatus.IN_PROGRESS, version=1, map_version=1, log_head="", campaign_before={})
+        copy.save()
+        copy_battlefield(battle, battle=copy)
+        copies.append(Battle.objects.get(pk=copy.pk))
+    return [(copy, attack_for(copy)) for copy in copies]
 
 
 def log_count(battle):
@@ -383,16 +409,23 @@ def parse_wrk(out):
     }
 
 
-def write_script(target, template, **values):
-    text = template
+def lua_string(value):
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_script(target, template, battles=(), **values):
+    """The Lua template with `values` put inside its quoted strings, and `battles` ((path, body, m,
+    after) for each battle the threads attack, round the list) as a Lua table."""
+    text = template.replace("{battles}", "{" + ", ".join(
+        "{" + ", ".join(lua_string(str(v)) for v in battle) + "}" for battle in battles) + "}")
     for key, value in values.items():
-        text = text.replace("{" + key + "}", value.replace("\\", "\\\\").replace('"', '\\"'))
+        text = text.replace("{" + key + "}", lua_string(value)[1:-1])
     target.write_text(text)
     return target
 
 
-def measure(env, workers, args, stamp, label, battle, attack, tmp):
-    """Start gunicorn, run the three measurements, stop it. Returns {name: wrk figures}."""
+def measure(env, workers, args, stamp, label, battle, attack, tmp, spread=()):
+    """Start gunicorn, run the measurements, stop it. Returns {name: wrk figures}."""
     server = Server(env, workers, tmp / f"gunicorn-{label}.log")
     try:
         port = server.port
@@ -416,28 +449,33 @@ def measure(env, workers, args, stamp, label, battle, attack, tmp):
         results["poll"] = run_wrk(f"{base}{page_path}poll/?{urlencode(held)}", f"{label}-poll", args, stamp,
                                   poll_script)
 
-        floor_script = write_script(tmp / "floor.lua", FLOOR_LUA,
-                                    cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
+        cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        floor_script = write_script(tmp / "floor.lua", FLOOR_LUA, cookie=cookie, csrf=cookies["csrftoken"])
         results["floor"] = run_wrk(f"{base}/bench/signed-in-write/{battle.pk}/", f"{label}-floor", args, stamp,
                                    floor_script)
-        held = poll_query(port, battle, cookies)  # the floor's writes moved the version on
 
-        before = log_count(battle)
-        body = urlencode(attack) + "&client_token="
-        attack_script = write_script(
-            tmp / "attack.lua", ATTACK_LUA, prefix=secrets.token_hex(4), path=f"{page_path}resolve/", body=body,
-            m=held["m"], after=held["after"],
-            cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
-        results["attack"] = run_wrk(f"{base}{page_path}resolve/", f"{label}-attack", args, stamp, attack_script)
-        results["attack"]["logged"] = settled_count(battle) - before
+        def attack_run(name, targets, connections=None, threads=None):
+            """wrk posting the bench attack; each thread attacks one of `targets` ((battle, attack) pairs)
+            with the map version and newest entry its page held, as a phone does."""
+            lua = []
+            for b, a in targets:
+                held = poll_query(port, b, cookies)
+                lua.append((f"/battles/{b.pk}/resolve/", urlencode(a) + "&client_token=", held["m"], held["after"]))
+            before = sum(log_count(b) for b, _ in targets)
+            script = write_script(tmp / f"{name}.lua", ATTACK_LUA, battles=lua, prefix=secrets.token_hex(4),
+                                  cookie=cookie, csrf=cookies["csrftoken"])
+            run_args = argparse.Namespace(**{**vars(args), "threads": threads or args.threads})
+            figures = run_wrk(f"{base}{lua[0][0]}", f"{label}-{name}", run_args, stamp, script, connections=connections)
+            figures["logged"] = sum(settled_count(b) for b, _ in targets) - before
+            return figures
+
+        results["attack"] = attack_run("attack", [(battle, attack)])
         # One phone attacking on its own, as at a table where players take turns: the latency a player sees.
-        held = poll_query(port, battle, cookies)
-        alone_script = write_script(
-            tmp / "alone.lua", ATTACK_LUA, prefix=secrets.token_hex(4), path=f"{page_path}resolve/", body=body,
-            m=held["m"], after=held["after"],
-            cookie="; ".join(f"{k}={v}" for k, v in cookies.items()), csrf=cookies["csrftoken"])
-        results["alone"] = run_wrk(f"{base}{page_path}resolve/", f"{label}-attack-alone", args, stamp, alone_script,
-                                   connections=1)
+        results["alone"] = attack_run("attack-alone", [(battle, attack)], connections=1)
+        if spread:
+            # The same 16 connections over several tables at once: one wrk thread per battle.
+            results["spread"] = attack_run("attack-spread", spread, threads=len(spread))
+            results["spread"]["battles"] = len(spread)
         return results
     finally:
         server.stop()
@@ -469,6 +507,9 @@ def table(title, r):
         ("attack, one phone (1 connection)", r["alone"], f"{r['alone']['rps'] / r['healthz']['rps']:.3f}",
          "none: what a player waits", ""),
     ]
+    if "spread" in r:
+        rows.append((f"attack, 16 connections, {r['spread']['battles']} battles", r["spread"],
+                     f"{r['spread']['rps'] / r['healthz']['rps']:.3f}", "none: several tables at once", ""))
     lines = [title, f"{'':<36} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'× healthz':>10}  {'target':<24} result"]
     for name, w, ratio, target, verdict in rows:
         lines.append(f"{name:<36} {w['rps']:>8.1f} {w['p50']:>8.2f} {w['p99']:>8.2f} {ratio:>10}  {target:<24} {verdict}")
@@ -481,6 +522,10 @@ def table(title, r):
                  f"answers that redrew the whole map: {a['whole']}; one phone alone: "
                  f"{r['alone']['answered']}/{r['alone']['requests']} resolved, "
                  f"{r['alone']['bytes_per_s'] / r['alone']['rps'] / 1024:.1f} KB per answer")
+    if "spread" in r:
+        sp = r["spread"]
+        lines.append(f"over {sp['battles']} battles: {sp['answered']}/{sp['requests']} resolved (other {sp['other']}, "
+                     f"non-2xx {sp['non2xx']}), log entries added: {sp['logged']}")
     errors = {k: v["socket_errors"] for k, v in r.items() if v["socket_errors"]}
     if errors:
         lines.append(f"socket errors: {errors}")
@@ -496,6 +541,9 @@ def main(argv):
     parser.add_argument("--sweep", default="", help="also measure these worker counts, e.g. 2,3,4,6")
     parser.add_argument("--no-compare", action="store_true", help="skip the CONN_MAX_AGE=0 run")
     parser.add_argument("--quick", action="store_true", help="4 s per measurement")
+    parser.add_argument("--battles", type=int, default=8,
+                        help="also attack this many copies of the demo battle at once, one wrk thread each "
+                             "(default 8; 0 skips it)")
     args = parser.parse_args(argv)
     if args.quick:
         args.duration = 4
@@ -519,6 +567,7 @@ def main(argv):
     call_command("migrate", verbosity=0)
     call_command("demo", verbosity=0)
     battle, attack = prepare_battle()
+    spread = battle_copies(battle, args.battles)
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"], cwd=BASE, env=env, check=True)
     from django.db import connection
 
@@ -544,7 +593,7 @@ def main(argv):
                 f"{r['attack']['p99']:>14.2f} {pr:>7.3f} {ar:>9.3f}")
         log("")
 
-    main_run = measure(env, args.workers, args, stamp, "main", battle, attack, tmp)
+    main_run = measure(env, args.workers, args, stamp, "main", battle, attack, tmp, spread)
     text, passed = table(f"gunicorn --workers {args.workers}, CONN_MAX_AGE=600 (persistent connections):", main_run)
     log(text + "\n")
     ok &= passed

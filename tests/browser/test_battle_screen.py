@@ -246,3 +246,61 @@ def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, wat
     expect(page.locator(f"#log-{seq} .die")).to_have_count(2)
     expect(page.locator(f"#log-{seq} .roll-source")).to_contain_text("rolled by the server")
     assert LogEntry.objects.filter(battle=demo, seq=seq, action="ba_he").exists()
+
+
+def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
+    """From an attack to the end of the turn without a reload: the unit that fired is marked as having
+    acted, "End turn" (confirmed) moves both phones to the next turn, runs its upkeep and frees the
+    unit to act again."""
+    townhouse, sid, units, shell = ids(demo)
+    gun = units[("A", "Field gun team")]
+    gun_row = f"#unit-{gun[1:]}"
+    turn = demo.turn
+    battle_url = f"{live_server.url}/battles/{demo.pk}/"
+
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    bob.goto(battle_url)
+    bob_navigations = mark_loaded(bob)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(battle_url)
+    alice_navigations = mark_loaded(alice)
+    expect(alice.locator("#turns-title")).to_have_text(f"Turn {turn}")
+    expect(alice.locator(gun_row)).not_to_contain_text("Acted")
+
+    # The field gun fires, the server rolling ("roll for me" is the default).
+    with swapped(alice, "#card", "#attack-form"):
+        alice.locator(f'#map [data-structure="{sid}"]').tap()
+    choose(alice, "#id_attacker", gun)
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
+    check(alice, '#id_hit input[value="yes"]')
+    with swapped(alice, "#attack-form", gun_row):
+        alice.click("button.resolve")
+    expect(alice.locator("#attack-form .result")).to_contain_text("Resolved #")
+    expect(alice.locator(gun_row)).to_contain_text("Acted")
+    expect(bob.locator(gun_row)).to_contain_text("Acted", timeout=POLL_WAIT_MS)
+
+    # End the turn: the button asks first, as a tap at the table could be a slip.
+    questions = []
+    alice.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
+    before = newest_seq(demo)
+    with swapped(alice, "#turns", gun_row):
+        alice.click('button[data-action="end_turn"]')
+    assert questions == [f"End turn {turn}? The next turn's upkeep runs straight away."]
+    expect(alice.locator("#turns-title")).to_have_text(f"Turn {turn + 1}")
+    expect(alice.locator("#battle-header .turn-badge")).to_have_text(f"Turn {turn + 1}")
+    expect(alice.locator(gun_row)).not_to_contain_text("Acted")
+    actions = list(LogEntry.objects.filter(battle=demo, seq__gt=before).order_by("seq").values_list("action", flat=True))
+    assert actions[0] == "end_turn" and "upkeep" in actions, actions
+    for seq in range(before + 1, before + len(actions) + 1):
+        expect(alice.locator(f"#log-{seq}")).to_have_count(1)
+    assert Battle.objects.get(pk=demo.pk).turn == turn + 1
+    assert not Unit.objects.get(pk=gun[1:]).acted
+
+    # Bob's phone follows by the poll alone.
+    expect(bob.locator("#turns-title")).to_have_text(f"Turn {turn + 1}", timeout=POLL_WAIT_MS)
+    expect(bob.locator("#battle-header .turn-badge")).to_have_text(f"Turn {turn + 1}")
+    expect(bob.locator(gun_row)).not_to_contain_text("Acted")
+    expect(bob.locator(f"#log-{before + len(actions)}")).to_have_count(1)
+    assert_not_reloaded(alice, alice_navigations)
+    assert_not_reloaded(bob, bob_navigations)

@@ -2,7 +2,8 @@
 taps the Brick townhouse on the map, fills in the attack form with her own dice, resolves it, sees
 the log and the map change, and undoes it — while bob, on his own phone, watches the same battle
 and sees both changes arrive by the poll, without reloading. No console error, uncaught exception or
-CSP violation is allowed on either phone (checked by the `watch` fixture).
+CSP violation is allowed on either phone (checked by the `watch` fixture). A second test plays a
+turn to its end the same way: an attack, "End turn", the next turn's upkeep, on both phones.
 
 The plain POST-and-redirect path without JavaScript is covered in detail by the view tests; one
 small check here makes sure a real browser with JavaScript off can still tap, attack and read the log.

@@ -302,6 +302,18 @@ def scenario_pk(o, role):
     return {"pk": o.scenario.pk}
 
 
+def scenario_structure(o, role):
+    return {"pk": o.scenario.pk, "sid": o.scenario_structure.pk}
+
+
+def scenario_army(o, role):
+    return {"pk": o.scenario.pk, "army_id": o.army.pk}
+
+
+def scenario_unit(o, role):
+    return {"pk": o.scenario.pk, "uid": o.unit.pk}
+
+
 def battle_pk(o, role):
     return {"pk": o.battle.pk}
 
@@ -440,30 +452,24 @@ ROWS = [
     Row("scenario_zones", "POST", EDITORS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.scenario_zones),
     Row("scenario_structure_add", "POST", EDITORS, changes=True, kwargs=scenario_pk,
         data=lambda d, role: d.structure_add),
-    Row("scenario_structure", "GET", EDITORS, kwargs=lambda o, role: {"pk": o.scenario.pk, "sid": o.scenario_structure.pk}),
-    Row("scenario_structure", "POST", EDITORS, changes=True, data=lambda d, role: d.structure_edit,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "sid": o.scenario_structure.pk}),
-    Row("scenario_structure_move", "POST", EDITORS, changes=True, htmx=True, data=lambda d, role: {"x": "3", "y": "3"},
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "sid": o.scenario_structure.pk}),
-    Row("scenario_structure_section", "POST", EDITORS, changes=True,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "sid": o.scenario_structure.pk}),
-    Row("scenario_structure_delete", "POST", EDITORS, changes=True,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "sid": o.scenario_structure.pk}),
+    Row("scenario_structure", "GET", EDITORS, kwargs=scenario_structure),
+    Row("scenario_structure", "POST", EDITORS, changes=True, kwargs=scenario_structure,
+        data=lambda d, role: d.structure_edit),
+    Row("scenario_structure_move", "POST", EDITORS, changes=True, htmx=True,
+        data=lambda d, role: {"x": "3", "y": "3"}, kwargs=scenario_structure),
+    Row("scenario_structure_section", "POST", EDITORS, changes=True, kwargs=scenario_structure),
+    Row("scenario_structure_delete", "POST", EDITORS, changes=True, kwargs=scenario_structure),
     # Both sides of the demo scenario have an army, so a new one is refused as bad input (400).
     Row("scenario_army_new", "POST", "login login 403 403 400 400 404", changes=True, kwargs=scenario_pk,
         data=lambda d, role: {"newarmy-side": "A", "newarmy-name": "Third army"}),
-    Row("scenario_army", "POST", EDITORS, changes=True, data=lambda d, role: d.army,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "army_id": o.army.pk}),
-    Row("scenario_unit_new", "GET", EDITORS, kwargs=lambda o, role: {"pk": o.scenario.pk, "army_id": o.army.pk}),
-    Row("scenario_unit_new", "POST", EDITORS, changes=True, data=lambda d, role: d.unit_new,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "army_id": o.army.pk}),
-    Row("scenario_unit", "GET", EDITORS, kwargs=lambda o, role: {"pk": o.scenario.pk, "uid": o.unit.pk}),
-    Row("scenario_unit", "POST", EDITORS, changes=True, data=lambda d, role: d.unit_edit,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "uid": o.unit.pk}),
-    Row("scenario_unit_move", "POST", EDITORS, changes=True, htmx=True, data=lambda d, role: {"x": "2", "y": "2"},
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "uid": o.unit.pk}),
-    Row("scenario_unit_delete", "POST", EDITORS, changes=True,
-        kwargs=lambda o, role: {"pk": o.scenario.pk, "uid": o.unit.pk}),
+    Row("scenario_army", "POST", EDITORS, changes=True, data=lambda d, role: d.army, kwargs=scenario_army),
+    Row("scenario_unit_new", "GET", EDITORS, kwargs=scenario_army),
+    Row("scenario_unit_new", "POST", EDITORS, changes=True, data=lambda d, role: d.unit_new, kwargs=scenario_army),
+    Row("scenario_unit", "GET", EDITORS, kwargs=scenario_unit),
+    Row("scenario_unit", "POST", EDITORS, changes=True, data=lambda d, role: d.unit_edit, kwargs=scenario_unit),
+    Row("scenario_unit_move", "POST", EDITORS, changes=True, htmx=True,
+        data=lambda d, role: {"x": "2", "y": "2"}, kwargs=scenario_unit),
+    Row("scenario_unit_delete", "POST", EDITORS, changes=True, kwargs=scenario_unit),
     Row("scenario_start", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.start),
     Row("scenario_export", "GET", MEMBERS, kwargs=scenario_pk),
     Row("scenario_print", "GET", MEMBERS, kwargs=scenario_pk),

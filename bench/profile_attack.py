@@ -48,6 +48,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fresh", action="store_true", help="recreate the bench database and load the demo")
     parser.add_argument("-n", type=int, default=200, help="attacks measured (default 200)")
+    parser.add_argument("--cprofile", type=int, metavar="N", default=0,
+                        help="also print cProfile's N functions of most own time (not timed: cProfile slows it)")
     args = parser.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="redoubt-profile-"))
@@ -95,6 +97,12 @@ def main(argv):
           f"answer {size / 1024:.1f} KB")
     for name, seconds in totals.most_common():
         print(f"  {name:<28} {seconds / args.n * 1000:6.2f} ms")
+    if args.cprofile:
+        import cProfile
+        import pstats
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: [one_attack() for _ in range(args.n)])
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
     return 0
 
 

@@ -28,15 +28,17 @@ def entry_hash(entry, prev_hash):
 
 
 def append_entry(battle, *, action, summary, turn=None, actor=None, side="", inputs=None, dice=None,
-                 outcome=None, undo=None, undoes=None, client_token=None, save_head=True):
+                 outcome=None, undo=None, undoes=None, client_token=None, save_head=True, last=False):
     """Add the next entry to the battle's log. Call inside the transaction that changed the battle,
     with the battle row locked, so sequence numbers and the hash chain stay gapless. The battle's
     `log_head` becomes the new entry's hash; `save_head=False` leaves saving it to the caller, which
-    saves the battle row straight after anyway."""
-    last = battle.log_entries.order_by("-seq").values("seq", "entry_hash").first()
+    saves the battle row straight after anyway. `last`, the newest entry's (seq, entry_hash) or None
+    for an empty log, spares the query for them when the caller read them with the lock."""
+    if last is False:
+        last = battle.log_entries.order_by("-seq").values_list("seq", "entry_hash").first()
     entry = LogEntry(
         battle=battle,
-        seq=(last["seq"] + 1) if last else 1,
+        seq=(last[0] + 1) if last else 1,
         turn=battle.turn if turn is None else turn,
         actor=actor,
         actor_name=actor.get_username() if actor else "",
@@ -49,7 +51,7 @@ def append_entry(battle, *, action, summary, turn=None, actor=None, side="", inp
         undo=undo or {},
         undoes=undoes,
         client_token=client_token,
-        prev_hash=last["entry_hash"] if last else "",
+        prev_hash=last[1] if last else "",
     )
     # Round-trip through JSON first so the hash sees exactly what the database will hand back.
     for name in ("inputs", "dice", "outcome", "undo"):

@@ -116,10 +116,6 @@ def _check_open(battle):
         raise ActionRefused("action", None, "This battle has not started yet")
 
 
-def _lock(battle_id):
-    return Battle.objects.select_for_update().get(pk=battle_id)
-
-
 def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
     """Apply the outcome to the rows, log it with what undoing needs, and bump the version."""
     battle, before = snapshot.battle, snapshot.state
@@ -143,8 +139,9 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
         battle, action=outcome.action, summary=outcome.summary, turn=before.turn, actor=user, side=side,
         inputs=inputs, dice=[d.to_dict() for d in outcome.dice],
         outcome={"effects": [e.to_dict() for e in outcome.effects]}, undo=undo, client_token=client_token,
-        save_head=False,
+        save_head=False, last=getattr(battle, "log_last", False),
     )
+    battle.log_last = (entry.seq, entry.entry_hash)
     _bump(battle, map_changed=bool(structure_ids or unit_ids))
     # The rows now hold the state after the action: the answer can be drawn from them without loading
     # the battle again. Not when units were created: the snapshot does not hold those rows.
@@ -179,11 +176,9 @@ def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None,
     Raises a RulesError (with the field at fault) and changes nothing when the action is refused.
     """
     with transaction.atomic():
-        battle = _lock(battle_id)
-        if client_token:
-            done = LogEntry.objects.filter(battle=battle, client_token=client_token).first()
-            if done is not None:
-                return done
+        battle = snap.lock_battle(battle_id, client_token)
+        if battle.done_entry_id is not None:
+            return LogEntry.objects.get(pk=battle.done_entry_id)
         _check_open(battle)
         snapshot = snap.load(battle, lock=True)
         prepared = prepare(snapshot, user, action, inputs, attacker)
@@ -202,8 +197,8 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
     if action not in TURN_ACTIONS:
         raise UnknownReference("action", action, f"{action!r} is not a turn action")
     with transaction.atomic():
-        battle = _lock(battle_id)
-        if client_token and LogEntry.objects.filter(battle=battle, client_token=client_token).exists():
+        battle = snap.lock_battle(battle_id, client_token)
+        if battle.done_entry_id is not None:
             return list(battle.log_entries.filter(client_token=client_token))
         _check_open(battle)
         snapshot = snap.load(battle, lock=True)
@@ -226,7 +221,7 @@ def undo_last(*, battle_id, user):
     """Undo the newest action that is not undone yet: restore the rows it changed to exactly what they
     were, mark it undone and log the undo. Only an organiser or the player who acted may undo."""
     with transaction.atomic():
-        battle = _lock(battle_id)
+        battle = snap.lock_battle(battle_id)
         _check_open(battle)
         last = (battle.log_entries.filter(undone=False).exclude(action="undo")
                 .select_related("actor").order_by("-seq").first())
@@ -246,7 +241,7 @@ def undo_last(*, battle_id, user):
             setattr(battle, name, value)
         LogEntry.objects.filter(pk=last.pk).update(undone=True)
         entry = append_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
-                             side=last.side, undoes=last, save_head=False)
+                             side=last.side, undoes=last, save_head=False, last=battle.log_last)
         _bump(battle, map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
         return entry
 

@@ -5,6 +5,7 @@ Ids in the rules state are the rows' primary keys with a prefix — "s12" a stru
 "w3" a weapon — because the rules look structures and units up in one namespace.
 """
 
+import json
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -12,6 +13,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from apps.armies.models import Army, Unit, UnitWeapon, Weapon
+from apps.battles.models import Battle, LogEntry
+from apps.campaigns.models import Campaign, Membership, Scenario
 from apps.rules import (BattleOptions, BattleState, CrewState, CrewWeapon, Fire, Floor, FortSheet, SequenceState,
                         StructureState, UnitState, WeaponProfile)
 from apps.structures.models import BunkerSheet, Material, Opening, Structure
@@ -155,12 +158,13 @@ def load(battle, *, lock=False):
 
 
 class _Reader:
-    """Builds instances of one model from its concrete columns, as the ORM would (`from_db`, with
-    each field's database converter: JSON arrives as text, for one)."""
+    """Builds instances of one model from its concrete columns (or only those named, the rest
+    deferred), as the ORM would (`from_db`, with each field's database converter: JSON arrives as
+    text, for one)."""
 
-    def __init__(self, model):
+    def __init__(self, model, names=None):
         self.model = model
-        self.fields = model._meta.concrete_fields
+        self.fields = [f for f in model._meta.concrete_fields if names is None or f.attname in names]
         self.names = [f.attname for f in self.fields]
         self.width = len(self.fields)
         self._converters = None
@@ -187,12 +191,114 @@ class _Reader:
         return self.model.from_db(connection.alias, self.names, values)
 
 
+BATTLES, CAMPAIGNS, SCENARIOS = _Reader(Battle), _Reader(Campaign), _Reader(Scenario)
 STRUCTURES, MATERIALS, SHEETS = _Reader(Structure), _Reader(Material), _Reader(BunkerSheet)
 FLOORS, OPENINGS = _Reader(FloorModel), _Reader(Opening)
 ARMIES, OWNERS, UNITS, WEAPONS = _Reader(Army), _Reader(get_user_model()), _Reader(Unit), _Reader(Weapon)
-TABLES = {"structure": Structure, "material": Material, "sheet": BunkerSheet, "floor": FloorModel,
+TABLES = {"battle": Battle, "campaign": Campaign, "scenario": Scenario, "membership": Membership,
+          "log": LogEntry, "structure": Structure, "material": Material, "sheet": BunkerSheet, "floor": FloorModel,
           "opening": Opening, "army": Army, "user": get_user_model(), "unit": Unit, "unit_weapon": UnitWeapon,
           "weapon": Weapon}
+
+
+def member_battle(user_id, battle_id):
+    """The battle if `user_id` belongs to its club, else None; with its campaign and scenario cached
+    and `viewer_role`, the user's role in the club. One join (a user has at most one membership per
+    club), read without the ORM's query building: every battle page, form and action starts here."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(
+            "SELECT {b}, {c}, {sc}, m.role FROM {battle} b"
+            " JOIN {membership} m ON m.club_id = b.club_id AND m.user_id = %s"
+            " LEFT JOIN {campaign} c ON c.id = b.campaign_id LEFT JOIN {scenario} sc ON sc.id = b.scenario_id"
+            " WHERE b.id = %s", b=BATTLES.columns("b"), c=CAMPAIGNS.columns("c"), sc=SCENARIOS.columns("sc"),
+        ), [user_id, battle_id])
+        values = cursor.fetchone()
+    if values is None:
+        return None
+    a, b = BATTLES.width, BATTLES.width + CAMPAIGNS.width
+    battle = BATTLES.build(values[:a])
+    Battle.campaign.field.set_cached_value(battle, CAMPAIGNS.build(values[a:b]) if battle.campaign_id else None)
+    Battle.scenario.field.set_cached_value(battle, SCENARIOS.build(values[b:-1]) if battle.scenario_id else None)
+    battle.viewer_role = values[-1]
+    return battle
+
+
+def lock_battle(battle_id, client_token=None):
+    """The battle row, locked until the transaction ends (actions on one battle queue up here), with
+    what an action asks next: `done_entry_id`, the entry already logged under `client_token` (a
+    double tap), and `log_last`, the newest entry's (seq, entry_hash) for `log.append_entry`.
+    Raises Battle.DoesNotExist."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql("SELECT {b} FROM {battle} b WHERE b.id = %s" + _for_update("b", True),
+                            b=BATTLES.columns("b")), [battle_id])
+        values = cursor.fetchone()
+        if values is None:
+            raise Battle.DoesNotExist(f"No battle {battle_id}")
+        # Not subqueries of the locking SELECT: they would see the log as it was before the wait for
+        # the lock (read committed takes the statement's snapshot first), missing the entry the
+        # action ahead just committed. A new statement sees it.
+        cursor.execute(_sql(
+            "SELECT (SELECT l.id FROM {log} l WHERE l.battle_id = %s AND l.client_token = %s), l.seq, l.entry_hash"
+            " FROM (SELECT 1) one LEFT JOIN (SELECT seq, entry_hash FROM {log} WHERE battle_id = %s"
+            " ORDER BY seq DESC LIMIT 1) l ON true"), [battle_id, client_token, battle_id])
+        done, seq, head = cursor.fetchone()
+    battle = BATTLES.build(values)
+    battle.done_entry_id = done
+    battle.log_last = (seq, head) if seq is not None else None
+    return battle
+
+
+# What the log panel shows of an entry; `inputs`, `outcome` and `undo` can be large and it needs none.
+ENTRIES = _Reader(LogEntry, {"id", "battle_id", "seq", "turn", "actor_id", "actor_name", "side", "action", "summary",
+                             "dice", "undone", "created_at", "undoes_id"})
+ENTRY_STUBS = _Reader(LogEntry, {"id", "seq"})
+
+
+def log_entries(battle_id, *, before=None, after=None, upto=None, seqs=None, limit=None, touched=False):
+    """The battle's log entries, newest first, as the log panel shows them: each with `restorable`
+    (its undo record can restore rows), the entry it undoes and the one that undid it (id and seq
+    only) cached, and with `touched` its undo record, or for an undo the record it restored.
+    Filters: seq < before, seq >= after, seq <= upto, seq in seqs; at most `limit`.
+
+    Plain SQL for the reason `load` is: the ORM query (two self-joins, two annotations, deferred
+    fields) took longer to build than to run, on every page, poll answer and action."""
+    where, params = ["l.battle_id = %s"], [battle_id]
+    for clause, value in (("l.seq < %s", before), ("l.seq >= %s", after), ("l.seq <= %s", upto)):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    if seqs is not None:
+        where.append(f"l.seq IN ({', '.join(['%s'] * len(seqs))})" if seqs else "false")
+        params.extend(seqs)
+    if connection.vendor == "postgresql":
+        restorable = "jsonb_exists(l.undo, 'structures')"
+    else:
+        restorable = """json_type(l.undo, '$."structures"') IS NOT NULL"""
+    extra = ", CASE WHEN l.undoes_id IS NULL THEN l.undo ELSE u.undo END" if touched else ""
+    sql = _sql(
+        "SELECT {l}, " + restorable + ", {u}, {ub}" + extra + " FROM {log} l"
+        " LEFT JOIN {log} u ON u.id = l.undoes_id LEFT JOIN {log} ub ON ub.undoes_id = l.id"
+        " WHERE " + " AND ".join(where) + " ORDER BY l.seq DESC" + (" LIMIT %s" if limit is not None else ""),
+        l=ENTRIES.columns("l"), u=ENTRY_STUBS.columns("u"), ub=ENTRY_STUBS.columns("ub"))
+    if limit is not None:
+        params.append(limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    entries = []
+    a, b, c = ENTRIES.width, ENTRIES.width + 1, ENTRIES.width + 1 + ENTRY_STUBS.width
+    undone_by = LogEntry.undone_by.related
+    for values in rows:
+        entry = ENTRIES.build(values[:a])
+        entry.restorable = bool(values[a])
+        LogEntry.undoes.field.set_cached_value(entry, ENTRY_STUBS.build(values[b:c]) if entry.undoes_id else None)
+        by = ENTRY_STUBS.build(values[c:c + ENTRY_STUBS.width]) if values[c] is not None else None
+        undone_by.set_cached_value(entry, by)
+        if touched:
+            record = values[-1]
+            entry.touched = json.loads(record) if isinstance(record, (str, bytes)) else record
+        entries.append(entry)
+    return entries
 
 
 def _read(cursor, reader, sql, params):

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, When
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -34,8 +34,6 @@ from config.responses import see_other
 
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
 LOG_PAGE_SIZE = 50
-LOG_FIELDS = ("battle_id", "seq", "turn", "actor_id", "actor_name", "side", "action", "summary", "dice", "undone",
-              "created_at", "undoes__seq", "undone_by__seq")
 TURN_BUTTONS = frozenset({"start", "end_turn", "upkeep", "lg_initiative", "lg_pass", "lg_activate"})
 # Inputs that belong to one structure: a new target clears them.
 PER_STRUCTURE = ("floor", "target", "targets", "side", "caught", "eliminated")
@@ -85,11 +83,7 @@ class Board:
 # Reading the battle --------------------------------------------------------------------------
 
 def scoped_battle(request, pk):
-    battle = permissions.get_or_404(
-        permissions.battles_with_role(request.user).select_related("club", "campaign", "scenario"), pk=pk
-    )
-    permissions.remember_role(request.user, battle.club_id, battle.viewer_role)
-    return battle
+    return permissions.battle_or_404(request.user, pk)
 
 
 def load_board(battle, snapshot=None):
@@ -185,11 +179,6 @@ def describe(s):
 RESTORABLE = ExpressionWrapper(Q(undo__has_key="structures"), output_field=BooleanField())
 
 
-def log_rows(battle):
-    return (battle.log_entries.select_related("undoes", "undone_by").only(*LOG_FIELDS)
-            .annotate(restorable=RESTORABLE).order_by("-seq"))
-
-
 def mark_turns(entries, turn_above=None):
     """Newest first; an entry heads its turn's group unless the entry above it is of the same turn."""
     for entry in entries:
@@ -201,28 +190,18 @@ def mark_turns(entries, turn_above=None):
 
 def log_page(battle, before=None, turn_above=None):
     """One page of the log, newest first: seq < before ORDER BY seq DESC LIMIT 50 (an index scan)."""
-    rows = log_rows(battle)
-    if before:
-        rows = rows.filter(seq__lt=before)
-    entries = mark_turns(list(rows[:LOG_PAGE_SIZE]), turn_above)
+    entries = mark_turns(snap.log_entries(battle.pk, before=before or None, limit=LOG_PAGE_SIZE), turn_above)
     # Sequence numbers are gapless from 1, so there is more exactly when the oldest shown is not #1.
     more = entries[-1].seq > 1 if entries else False
     return SimpleNamespace(entries=entries, more=more, oldest=entries[-1].seq if entries else None,
                            last_turn=entries[-1].turn if entries else None)
 
 
-# What an entry changed on the table: its own undo record, or for an undo the record it restored.
-TOUCHED = Case(When(undoes__isnull=False, then=F("undoes__undo")), default=F("undo"))
-
-
 def log_changes(battle, after, upto=None):
     """What a page holding entries up to #after lacks: the newer entries (each with `touched`, the
     undo record naming what it changed), the separator they displace, and the entries it holds that
     have been undone since; with `upto`, none newer than that. One query, two after an undo."""
-    rows = log_rows(battle).annotate(touched=TOUCHED).filter(seq__gte=after)
-    if upto is not None:
-        rows = rows.filter(seq__lte=upto)
-    rows = list(rows[:LOG_PAGE_SIZE + 1])
+    rows = snap.log_entries(battle.pk, after=after, upto=upto, limit=LOG_PAGE_SIZE + 1, touched=True)
     anchor = rows.pop() if after > 0 and rows and rows[-1].seq == after else None
     if len(rows) > LOG_PAGE_SIZE or (after > 0 and anchor is None):
         return SimpleNamespace(reset=True, new=[], undone=[], drop_head=None)
@@ -230,7 +209,7 @@ def log_changes(battle, after, upto=None):
     drop_head = anchor.seq if anchor is not None and new and new[-1].turn == anchor.turn else None
     # Every undo is a new entry naming what it undid: the held entries undone since are those.
     held = [e.undoes.seq for e in new if e.undoes_id and e.undoes.seq <= after]
-    undone = mark_turns(list(log_rows(battle).filter(seq__in=held))) if held else []
+    undone = mark_turns(snap.log_entries(battle.pk, seqs=held)) if held else []
     return SimpleNamespace(reset=False, new=new, undone=undone, drop_head=drop_head)
 
 

@@ -33,7 +33,7 @@ def role_in(user, club_id):
 
 
 def remember_role(user, club_id, role):
-    """A role read with the object it belongs to (battles_with_role): role_in need not ask again."""
+    """A role read with the object it belongs to (battle_or_404): role_in need not ask again."""
     if user.is_authenticated:
         known = getattr(user, "_redoubt_known_roles", None)
         if known is None:
@@ -191,22 +191,17 @@ def can_edit_scenario(user, scenario):
     return can_design(user, scenario.club_id)
 
 
-def battles_with_role(user):
-    """`battles_for(user)`, each battle carrying `viewer_role`: the user's role in its club (same query).
+def battle_or_404(user, pk):
+    """A battle of one of the user's clubs, carrying `viewer_role` (the user's role in its club, read
+    in the same join and remembered for role_in); 404 for anyone else's, so ids reveal nothing."""
+    from apps.battles.snapshot import member_battle
 
-    One join to the user's membership of the battle's club (there is at most one: membership_one_per_club)
-    both scopes and annotates; every battle page and action starts here, and the IN-subquery plus a
-    correlated subquery took twice as long to build and run."""
-    from django.db.models import F
+    battle = member_battle(user.pk, pk) if user.is_authenticated else None
+    if battle is None:
+        raise Http404("No battle found.")
+    remember_role(user, battle.club_id, battle.viewer_role)
+    return battle
 
-    from apps.battles.models import Battle
-
-    if not user.is_authenticated:
-        return battles_for(user)
-    return Battle.objects.filter(club__memberships__user=user).annotate(viewer_role=F("club__memberships__role"))
-
-
-# Clubs: members, roles, invitations (issue 6) ---------------------------------------------------
 
 def club_or_404(user, slug):
     """A club the user belongs to, by its slug; anyone else's is not found."""

@@ -116,3 +116,99 @@ def test_lock_takes_the_structure_and_unit_rows(battle):
         thread.start()
         thread.join()
     assert outcome == {"Structure": "blocked", "Unit": "blocked"}
+
+
+# The log panel's reads -------------------------------------------------------------------------
+
+def orm_entries(battle):
+    """What log_entries replaced: the ORM's query with its two self-joins and two annotations."""
+    from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, When
+
+    return (battle.log_entries.select_related("undoes", "undone_by")
+            .annotate(restorable=ExpressionWrapper(Q(undo__has_key="structures"), output_field=BooleanField()),
+                      touched=Case(When(undoes__isnull=False, then=F("undoes__undo")), default=F("undo")))
+            .order_by("-seq"))
+
+
+def shown(entry):
+    return ({name: getattr(entry, name) for name in sorted(snap.ENTRIES.names)},
+            entry.restorable, entry.undoes.seq if entry.undoes_id else None,
+            getattr(entry, "undone_by", None) and entry.undone_by.seq)
+
+
+@pytest.fixture
+def logged(battle):
+    """The demo battle with an undone entry and the undo that names it, beside never-undone ones."""
+    from apps.battles import services
+    from apps.campaigns.models import Membership, Role
+
+    organiser = Membership.objects.filter(club_id=battle.club_id, role=Role.ORGANISER).first().user
+    if battle.status != "in_progress":
+        services.start(battle_id=battle.pk, user=organiser)
+    services.turn_action(battle_id=battle.pk, user=organiser, action="end_turn")
+    services.undo_last(battle_id=battle.pk, user=organiser)
+    return battle
+
+
+def test_log_entries_are_what_the_orm_builds(logged):
+    entries = snap.log_entries(logged.pk, touched=True)
+    orm = list(orm_entries(logged))
+    assert [shown(e) for e in entries] == [shown(e) for e in orm]
+    assert [e.touched for e in entries] == [e.touched for e in orm]
+    assert any(e.undoes_id for e in entries) and any(getattr(e, "undone_by", None) for e in entries)
+    assert {e.restorable for e in entries} == {True, False}
+    # Nothing the panel shows is left to a query, and the large JSON columns were not read.
+    with CaptureQueriesContext(connection) as queries:
+        for e in entries:
+            e.undoes and e.undoes.seq, getattr(e, "undone_by", None), e.dice, e.created_at
+    assert queries.captured_queries == []
+    assert entries[0].get_deferred_fields() == {"inputs", "outcome", "undo", "client_token", "prev_hash", "entry_hash"}
+
+
+def test_log_entries_filter_like_the_orm(logged):
+    orm = orm_entries(logged)
+    newest = orm.first().seq
+    cases = [
+        (dict(before=newest - 1, limit=3), orm.filter(seq__lt=newest - 1)[:3]),
+        (dict(after=2, upto=newest - 1), orm.filter(seq__gte=2, seq__lte=newest - 1)),
+        (dict(seqs=[1, newest]), orm.filter(seq__in=[1, newest])),
+        (dict(seqs=[]), orm.none()),
+    ]
+    for kwargs, expected in cases:
+        assert [e.seq for e in snap.log_entries(logged.pk, **kwargs)] == [e.seq for e in expected], kwargs
+    assert snap.log_entries(logged.pk + 1000) == []
+
+
+def test_member_battle_scopes_to_the_club_and_carries_the_role(battle):
+    from django.contrib.auth import get_user_model
+
+    from apps.campaigns.models import Membership
+
+    membership = Membership.objects.filter(club_id=battle.club_id).first()
+    outsider = get_user_model().objects.create_user("outsider")
+    with CaptureQueriesContext(connection) as queries:
+        read = snap.member_battle(membership.user_id, battle.pk)
+        read.campaign, read.scenario
+    assert len(queries.captured_queries) == 1
+    assert fields(read) == fields(Battle.objects.get(pk=battle.pk))
+    assert read.viewer_role == membership.role
+    assert read.campaign == battle.campaign and read.scenario == battle.scenario
+    assert snap.member_battle(outsider.pk, battle.pk) is None
+    assert snap.member_battle(membership.user_id, battle.pk + 1000) is None
+
+
+def test_lock_battle_reads_the_double_tap_and_the_log_head(logged):
+    newest = logged.log_entries.order_by("-seq").first()
+    with transaction.atomic():
+        locked = snap.lock_battle(logged.pk)
+    assert fields(locked) == fields(Battle.objects.get(pk=logged.pk))
+    assert locked.log_last == (newest.seq, newest.entry_hash) and locked.done_entry_id is None
+    logged.log_entries.filter(pk=newest.pk).update(client_token="tap-1")
+    with transaction.atomic():
+        assert snap.lock_battle(logged.pk, "tap-1").done_entry_id == newest.pk
+        assert snap.lock_battle(logged.pk, "tap-2").done_entry_id is None
+    empty = Battle.objects.filter(log_entries__isnull=True).first()  # the demo's battle still being set up
+    with transaction.atomic():
+        assert snap.lock_battle(empty.pk).log_last is None
+    with pytest.raises(Battle.DoesNotExist), transaction.atomic():
+        snap.lock_battle(logged.pk + 1000)

@@ -126,7 +126,7 @@ class Snapshot:
 
 def load(battle, *, lock=False):
     """Every structure (its floors and openings), army, unit and catalogue weapon of the battle, in
-    seven plain SELECTs however large the battle is.
+    seven plain SELECTs however large the battle is, sent to PostgreSQL in one round trip.
 
     With `lock`, the structure and unit rows are locked until the transaction ends (the battle row
     itself is locked by the caller first, so concurrent actions on one battle queue up in order).
@@ -137,13 +137,17 @@ def load(battle, *, lock=False):
     cached; a structure's floors are `s.floor_rows`, a floor's openings `floor.opening_rows`, a
     unit's weapon ids `u.weapon_ids`.
     """
-    with connection.cursor() as cursor:
-        structure_rows = _structures(cursor, battle.pk, lock)
-        floors = _floors(cursor, battle.pk, structure_rows)
-        armies = _armies(cursor, battle.pk)
-        unit_rows = _units(cursor, battle.pk, lock, armies, floors)
-        weapons = [weapon_profile(w) for w in _read(cursor, WEAPONS, "SELECT {w} FROM {weapon} w WHERE w.ruleset = %s "
-                                                                    "ORDER BY w.ruleset, w.name", [battle.ruleset])]
+    results = iter(_fetch_all([
+        _structures_sql(battle.pk, lock), _floors_sql(battle.pk), _openings_sql(battle.pk), _armies_sql(battle.pk),
+        _units_sql(battle.pk, lock), _unit_weapons_sql(battle.pk),
+        (_sql("SELECT {w} FROM {weapon} w WHERE w.ruleset = %s ORDER BY w.ruleset, w.name", w=WEAPONS.columns("w")),
+         [battle.ruleset]),
+    ]))
+    structure_rows = _structures(next(results))
+    floors = _floors(next(results), next(results), structure_rows)
+    armies = _armies(next(results))
+    unit_rows = _units(next(results), next(results), armies, floors)
+    weapons = [weapon_profile(WEAPONS.build(values)) for values in next(results)]
     cache_occupants(structure_rows.values(), unit_rows.values())
     state = BattleState.build(
         structures=[structure_state(s) for s in structure_rows.values()],
@@ -301,11 +305,6 @@ def log_entries(battle_id, *, before=None, after=None, upto=None, seqs=None, lim
     return entries
 
 
-def _read(cursor, reader, sql, params):
-    cursor.execute(_sql(sql, w=reader.columns("w")), params)
-    return [reader.build(row) for row in cursor.fetchall()]
-
-
 def _sql(sql, **columns):
     names = {name: connection.ops.quote_name(model._meta.db_table) for name, model in TABLES.items()}
     return sql.format(**names, **columns)
@@ -317,18 +316,39 @@ def _for_update(alias, lock):
     return f" FOR UPDATE OF {alias}" if lock and connection.features.has_select_for_update_of else ""
 
 
-def _structures(cursor, battle_id, lock):
-    cursor.execute(_sql(
+def _fetch_all(statements):
+    """The rows of each (sql, params), in order. On PostgreSQL in one round trip: the statements go
+    as one simple query (Django's psycopg cursors bind parameters on the client, so the text is
+    complete) and each result set is read in turn. SQLite runs one statement per execute."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and not connection.settings_dict["OPTIONS"].get("server_side_binding"):
+            cursor.execute(";\n".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
+            results = [cursor.fetchall()]
+            while cursor.nextset():
+                results.append(cursor.fetchall())
+            return results
+        results = []
+        for sql, params in statements:
+            cursor.execute(sql, params)
+            results.append(cursor.fetchall())
+        return results
+
+
+def _structures_sql(battle_id, lock):
+    return _sql(
         "SELECT {s}, {wm}, {rm}, {sh} FROM {structure} s"
         " JOIN {material} wm ON wm.id = s.wall_material_id"
         " LEFT JOIN {material} rm ON rm.id = s.roof_material_id"
         " LEFT JOIN {sheet} sh ON sh.id = s.sheet_id"
         " WHERE s.battle_id = %s ORDER BY s.name, s.id" + _for_update("s", lock),
         s=STRUCTURES.columns("s"), wm=MATERIALS.columns("wm"), rm=MATERIALS.columns("rm"), sh=SHEETS.columns("sh"),
-    ), [battle_id])
+    ), [battle_id]
+
+
+def _structures(result):
     rows = {}
     a, b, c = STRUCTURES.width, STRUCTURES.width + MATERIALS.width, STRUCTURES.width + 2 * MATERIALS.width
-    for values in cursor.fetchall():
+    for values in result:
         s = STRUCTURES.build(values[:a])
         Structure.wall_material.field.set_cached_value(s, MATERIALS.build(values[a:b]))
         Structure.roof_material.field.set_cached_value(s, MATERIALS.build(values[b:c]) if s.roof_material_id else None)
@@ -338,23 +358,29 @@ def _structures(cursor, battle_id, lock):
     return rows
 
 
-def _floors(cursor, battle_id, structure_rows):
+def _floors_sql(battle_id):
+    return _sql("SELECT {f} FROM {floor} f JOIN {structure} s ON s.id = f.structure_id"
+                " WHERE s.battle_id = %s ORDER BY f.structure_id, f.level", f=FLOORS.columns("f")), [battle_id]
+
+
+def _openings_sql(battle_id):
+    return _sql("SELECT {o} FROM {opening} o JOIN {floor} f ON f.id = o.floor_id"
+                " JOIN {structure} s ON s.id = f.structure_id WHERE s.battle_id = %s"
+                " ORDER BY o.floor_id, o.side, o.kind", o=OPENINGS.columns("o")), [battle_id]
+
+
+def _floors(floor_result, opening_result, structure_rows):
     """Each structure's floors (`floor_rows`, by level) with their openings (`opening_rows`); by pk."""
     by_pk = {s.pk: s for s in structure_rows.values()}
     floors = {}
-    cursor.execute(_sql("SELECT {f} FROM {floor} f JOIN {structure} s ON s.id = f.structure_id"
-                        " WHERE s.battle_id = %s ORDER BY f.structure_id, f.level", f=FLOORS.columns("f")), [battle_id])
-    for values in cursor.fetchall():
+    for values in floor_result:
         floor = FLOORS.build(values)
         structure = by_pk[floor.structure_id]
         FloorModel.structure.field.set_cached_value(floor, structure)
         floor.opening_rows = []
         structure.floor_rows.append(floor)
         floors[floor.pk] = floor
-    cursor.execute(_sql("SELECT {o} FROM {opening} o JOIN {floor} f ON f.id = o.floor_id"
-                        " JOIN {structure} s ON s.id = f.structure_id WHERE s.battle_id = %s"
-                        " ORDER BY o.floor_id, o.side, o.kind", o=OPENINGS.columns("o")), [battle_id])
-    for values in cursor.fetchall():
+    for values in opening_result:
         opening = OPENINGS.build(values)
         floor = floors[opening.floor_id]
         Opening.floor.field.set_cached_value(opening, floor)
@@ -362,25 +388,35 @@ def _floors(cursor, battle_id, structure_rows):
     return floors
 
 
-def _armies(cursor, battle_id):
-    cursor.execute(_sql("SELECT {a}, {u} FROM {army} a LEFT JOIN {user} u ON u.id = a.owner_id"
-                        " WHERE a.battle_id = %s ORDER BY a.side, a.name", a=ARMIES.columns("a"),
-                        u=OWNERS.columns("u")), [battle_id])
+def _armies_sql(battle_id):
+    return _sql("SELECT {a}, {u} FROM {army} a LEFT JOIN {user} u ON u.id = a.owner_id"
+                " WHERE a.battle_id = %s ORDER BY a.side, a.name", a=ARMIES.columns("a"), u=OWNERS.columns("u")), \
+        [battle_id]
+
+
+def _armies(result):
     armies = []
-    for values in cursor.fetchall():
+    for values in result:
         army = ARMIES.build(values[:ARMIES.width])
         Army.owner.field.set_cached_value(army, OWNERS.build(values[ARMIES.width:]) if army.owner_id else None)
         armies.append(army)
     return armies
 
 
-def _units(cursor, battle_id, lock, armies, floors):
+def _units_sql(battle_id, lock):
+    return _sql("SELECT {u} FROM {unit} u JOIN {army} a ON a.id = u.army_id WHERE a.battle_id = %s"
+                " ORDER BY a.side, a.name, u.name, u.id" + _for_update("u", lock), u=UNITS.columns("u")), [battle_id]
+
+
+def _unit_weapons_sql(battle_id):
+    return _sql("SELECT uw.unit_id, uw.weapon_id FROM {unit_weapon} uw JOIN {unit} u ON u.id = uw.unit_id"
+                " JOIN {army} a ON a.id = u.army_id WHERE a.battle_id = %s ORDER BY uw.id"), [battle_id]
+
+
+def _units(unit_result, weapon_result, armies, floors):
     by_pk = {a.pk: a for a in armies}
-    cursor.execute(_sql("SELECT {u} FROM {unit} u JOIN {army} a ON a.id = u.army_id WHERE a.battle_id = %s"
-                        " ORDER BY a.side, a.name, u.name, u.id" + _for_update("u", lock),
-                        u=UNITS.columns("u")), [battle_id])
     rows = {}
-    for values in cursor.fetchall():
+    for values in unit_result:
         u = UNITS.build(values)
         Unit.army.field.set_cached_value(u, by_pk[u.army_id])
         # A unit stands on one of this battle's floors, or on the table.
@@ -388,9 +424,7 @@ def _units(cursor, battle_id, lock, armies, floors):
         u.weapon_ids = []
         rows[unit_id(u)] = u
     by_unit = {u.pk: u for u in rows.values()}
-    cursor.execute(_sql("SELECT uw.unit_id, uw.weapon_id FROM {unit_weapon} uw JOIN {unit} u ON u.id = uw.unit_id"
-                        " JOIN {army} a ON a.id = u.army_id WHERE a.battle_id = %s ORDER BY uw.id"), [battle_id])
-    for unit, weapon in cursor.fetchall():
+    for unit, weapon in weapon_result:
         by_unit[unit].weapon_ids.append(weapon)
     return rows
 

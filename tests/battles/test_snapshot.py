@@ -74,6 +74,14 @@ def test_every_relation_the_screen_follows_is_in_hand(battle):
     assert any(getattr(f, "occupant", None) for s in loaded.structures.values() for f in s.floor_rows)
 
 
+@pytest.mark.postgres
+def test_load_is_one_round_trip_on_postgresql(battle):
+    with CaptureQueriesContext(connection) as queries, transaction.atomic():
+        loaded = snap.load(battle, lock=True)
+    assert [q["sql"].count("SELECT ") for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]] == [7]
+    assert loaded.structures and loaded.units and loaded.state.weapons
+
+
 def test_loaded_rows_save_like_orm_rows(battle):
     loaded = snap.load(battle)
     unit = next(u for u in loaded.units.values() if u.floor_id)

@@ -176,11 +176,11 @@ def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None,
     Raises a RulesError (with the field at fault) and changes nothing when the action is refused.
     """
     with transaction.atomic():
-        battle = snap.lock_battle(battle_id, client_token)
+        snapshot = snap.lock_and_load(battle_id, client_token)
+        battle = snapshot.battle
         if battle.done_entry_id is not None:
             return LogEntry.objects.get(pk=battle.done_entry_id)
         _check_open(battle)
-        snapshot = snap.load(battle, lock=True)
         prepared = prepare(snapshot, user, action, inputs, attacker)
         if action in TURN_ACTIONS:
             raise ActionRefused("action", action, "turns are moved on with the turn buttons, not the attack form")
@@ -197,11 +197,11 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
     if action not in TURN_ACTIONS:
         raise UnknownReference("action", action, f"{action!r} is not a turn action")
     with transaction.atomic():
-        battle = snap.lock_battle(battle_id, client_token)
+        snapshot = snap.lock_and_load(battle_id, client_token)
+        battle = snapshot.battle
         if battle.done_entry_id is not None:
             return list(battle.log_entries.filter(client_token=client_token))
         _check_open(battle)
-        snapshot = snap.load(battle, lock=True)
         prepare(snapshot, user, action, {})
         dice = _dice(dice_values, seed)
         entries = []

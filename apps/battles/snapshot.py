@@ -137,12 +137,27 @@ def load(battle, *, lock=False):
     cached; a structure's floors are `s.floor_rows`, a floor's openings `floor.opening_rows`, a
     unit's weapon ids `u.weapon_ids`.
     """
-    results = iter(_fetch_all([
-        _structures_sql(battle.pk, lock), _floors_sql(battle.pk), _openings_sql(battle.pk), _armies_sql(battle.pk),
-        _units_sql(battle.pk, lock), _unit_weapons_sql(battle.pk),
-        (_sql("SELECT {w} FROM {weapon} w WHERE w.ruleset = %s ORDER BY w.ruleset, w.name", w=WEAPONS.columns("w")),
-         [battle.ruleset]),
-    ]))
+    return _snapshot(battle, iter(_fetch_all(_load_statements(battle.pk, lock))))
+
+
+def lock_and_load(battle_id, client_token=None):
+    """`lock_battle` then `load(lock=True)`, in one round trip on PostgreSQL: what an action reads
+    before the rules run. The statements run one after another, each with its own snapshot, so the
+    rows are read after the battle's lock is held. Raises Battle.DoesNotExist."""
+    results = iter(_fetch_all(_lock_statements(battle_id, client_token) + _load_statements(battle_id, True)))
+    return _snapshot(_locked(battle_id, results), results)
+
+
+def _load_statements(battle_id, lock):
+    return [
+        _structures_sql(battle_id, lock), _floors_sql(battle_id), _openings_sql(battle_id), _armies_sql(battle_id),
+        _units_sql(battle_id, lock), _unit_weapons_sql(battle_id),
+        (_sql("SELECT {w} FROM {weapon} w WHERE w.ruleset = (SELECT ruleset FROM {battle} WHERE id = %s)"
+              " ORDER BY w.ruleset, w.name", w=WEAPONS.columns("w")), [battle_id]),
+    ]
+
+
+def _snapshot(battle, results):
     structure_rows = _structures(next(results))
     floors = _floors(next(results), next(results), structure_rows)
     armies = _armies(next(results))
@@ -232,21 +247,27 @@ def lock_battle(battle_id, client_token=None):
     what an action asks next: `done_entry_id`, the entry already logged under `client_token` (a
     double tap), and `log_last`, the newest entry's (seq, entry_hash) for `log.append_entry`.
     Raises Battle.DoesNotExist."""
-    with connection.cursor() as cursor:
-        cursor.execute(_sql("SELECT {b} FROM {battle} b WHERE b.id = %s" + _for_update("b", True),
-                            b=BATTLES.columns("b")), [battle_id])
-        values = cursor.fetchone()
-        if values is None:
-            raise Battle.DoesNotExist(f"No battle {battle_id}")
+    return _locked(battle_id, iter(_fetch_all(_lock_statements(battle_id, client_token))))
+
+
+def _lock_statements(battle_id, client_token):
+    return [
+        (_sql("SELECT {b} FROM {battle} b WHERE b.id = %s" + _for_update("b", True), b=BATTLES.columns("b")),
+         [battle_id]),
         # Not subqueries of the locking SELECT: they would see the log as it was before the wait for
         # the lock (read committed takes the statement's snapshot first), missing the entry the
-        # action ahead just committed. A new statement sees it.
-        cursor.execute(_sql(
-            "SELECT (SELECT l.id FROM {log} l WHERE l.battle_id = %s AND l.client_token = %s), l.seq, l.entry_hash"
-            " FROM (SELECT 1) one LEFT JOIN (SELECT seq, entry_hash FROM {log} WHERE battle_id = %s"
-            " ORDER BY seq DESC LIMIT 1) l ON true"), [battle_id, client_token, battle_id])
-        done, seq, head = cursor.fetchone()
-    battle = BATTLES.build(values)
+        # action ahead just committed. The next statement sees it.
+        (_sql("SELECT (SELECT l.id FROM {log} l WHERE l.battle_id = %s AND l.client_token = %s), l.seq, l.entry_hash"
+              " FROM (SELECT 1) one LEFT JOIN (SELECT seq, entry_hash FROM {log} WHERE battle_id = %s"
+              " ORDER BY seq DESC LIMIT 1) l ON true"), [battle_id, client_token, battle_id]),
+    ]
+
+
+def _locked(battle_id, results):
+    rows, ((done, seq, head),) = next(results), next(results)
+    if not rows:
+        raise Battle.DoesNotExist(f"No battle {battle_id}")
+    battle = BATTLES.build(rows[0])
     battle.done_entry_id = done
     battle.log_last = (seq, head) if seq is not None else None
     return battle

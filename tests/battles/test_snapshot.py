@@ -78,8 +78,24 @@ def test_every_relation_the_screen_follows_is_in_hand(battle):
 def test_load_is_one_round_trip_on_postgresql(battle):
     with CaptureQueriesContext(connection) as queries, transaction.atomic():
         loaded = snap.load(battle, lock=True)
-    assert [q["sql"].count("SELECT ") for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]] == [7]
+        snap.lock_and_load(battle.pk)
+    statements = [q["sql"].count(";\n") + 1 for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert statements == [7, 9]
     assert loaded.structures and loaded.units and loaded.state.weapons
+
+
+def test_lock_and_load_reads_what_lock_battle_and_load_read(battle):
+    with transaction.atomic():
+        together = snap.lock_and_load(battle.pk, "no-such-token")
+        locked = snap.lock_battle(battle.pk, "no-such-token")
+        apart = snap.load(locked, lock=True)
+    assert fields(together.battle) == fields(locked)
+    assert (together.battle.log_last, together.battle.done_entry_id) == (locked.log_last, None)
+    assert together.state == apart.state
+    assert {k: fields(s) for k, s in together.structures.items()} == {k: fields(s) for k, s in apart.structures.items()}
+    assert {k: fields(u) for k, u in together.units.items()} == {k: fields(u) for k, u in apart.units.items()}
+    with pytest.raises(Battle.DoesNotExist), transaction.atomic():
+        snap.lock_and_load(battle.pk + 1000)
 
 
 def test_loaded_rows_save_like_orm_rows(battle):

@@ -5,7 +5,7 @@ like a phone, 200 times; the mean wall and CPU time per attack, and the mean tim
     .venv/bin/python bench/profile_attack.py          # reuses redoubt_bench if bench_http.py made it
     .venv/bin/python bench/profile_attack.py --fresh  # drop, create, migrate and load the demo first
 
-Phases nest: `services.perform` includes `snapshot.load` and the writes; the view's own phases
+Phases nest: `services.perform` includes `snapshot.lock_and_load` and the writes; the view's own phases
 (`load_board`, `updates_context`, rendering in `updates_response`) come after the commit.
 """
 
@@ -24,7 +24,7 @@ import bench_http  # noqa: E402 - the same database, settings and bench attack
 
 PHASES = {
     "apps.battles.services": ["perform", "append_entry"],
-    "apps.battles.snapshot": ["load", "write_units", "write_structures"],
+    "apps.battles.snapshot": ["lock_and_load", "load", "log_entries", "member_battle", "write_units", "write_structures"],
     "apps.battles.views": ["scoped_battle", "load_board", "fresh_form", "updates_context", "log_changes",
                            "turn_context", "updates_response"],
 }

@@ -1,5 +1,7 @@
 """Between the database and the rules engine: a battle's rows become an `apps.rules` state, and
-a changed state is written back to exactly the rows that changed.
+a changed state is written back to exactly the rows that changed. Also the battle screen's other
+hot reads (the member's battle, the locked battle row, the log panel's entries), written as plain
+SQL because building their ORM querysets cost more than running them.
 
 Ids in the rules state are the rows' primary keys with a prefix — "s12" a structure, "u7" a unit,
 "w3" a weapon — because the rules look structures and units up in one namespace.

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_http  # noqa: E402 - the same database, settings and bench attack
 
 PHASES = {
-    "apps.battles.services": ["perform", "append_entry"],
-    "apps.battles.snapshot": ["lock_and_load", "load", "log_entries", "member_battle", "write_units", "write_structures"],
+    "apps.battles.services": ["perform", "new_entry", "_write"],
+    "apps.battles.snapshot": ["lock_and_load", "load", "log_entries", "member_battle", "run"],
     "apps.battles.views": ["scoped_battle", "load_board", "fresh_form", "updates_context", "log_changes",
                            "turn_context", "updates_response"],
 }

@@ -120,6 +120,8 @@ def database_from_env():
         raise ImproperlyConfigured(f"DATABASE_URL is malformed ({exc}); expected e.g. postgres://user@host:5432/redoubt.") from None
     if not config.get("ENGINE"):
         raise ImproperlyConfigured("DATABASE_URL names an unknown database scheme; use postgres://user@host:5432/name.")
+    if config["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_PREPARED", True):
+        config.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
     return config
 
 

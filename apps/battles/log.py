@@ -27,12 +27,22 @@ def entry_hash(entry, prev_hash):
     return hashlib.sha256(f"{prev_hash}\n{payload}".encode()).hexdigest()
 
 
-def append_entry(battle, *, action, summary, turn=None, actor=None, side="", inputs=None, dice=None,
-                 outcome=None, undo=None, undoes=None, client_token=None, save_head=True, last=False):
-    """Add the next entry to the battle's log. Call inside the transaction that changed the battle,
-    with the battle row locked, so sequence numbers and the hash chain stay gapless. The battle's
-    `log_head` becomes the new entry's hash; `save_head=False` leaves saving it to the caller, which
-    saves the battle row straight after anyway. `last`, the newest entry's (seq, entry_hash) or None
+def append_entry(battle, *, save_head=True, last=False, **fields):
+    """Add the next entry to the battle's log (`new_entry` says what goes in it) and save it. The
+    battle's `log_head` becomes the new entry's hash; `save_head=False` leaves saving it to the
+    caller, which saves the battle row straight after anyway."""
+    entry = new_entry(battle, last=last, **fields)
+    entry.save()
+    if save_head:
+        type(battle).objects.filter(pk=battle.pk).update(log_head=entry.entry_hash)
+    return entry
+
+
+def new_entry(battle, *, action, summary, turn=None, actor=None, side="", inputs=None, dice=None, outcome=None,
+              undo=None, undoes=None, client_token=None, last=False):
+    """The battle's next log entry, hashed and not yet saved; `battle.log_head` is set to its hash.
+    Save it inside the transaction that changed the battle, with the battle row locked, so sequence
+    numbers and the hash chain stay gapless. `last`, the newest entry's (seq, entry_hash) or None
     for an empty log, spares the query for them when the caller read them with the lock."""
     if last is False:
         last = battle.log_entries.order_by("-seq").values_list("seq", "entry_hash").first()
@@ -57,10 +67,7 @@ def append_entry(battle, *, action, summary, turn=None, actor=None, side="", inp
     for name in ("inputs", "dice", "outcome", "undo"):
         setattr(entry, name, json.loads(json.dumps(getattr(entry, name), default=str)))
     entry.entry_hash = entry_hash(entry, entry.prev_hash)
-    entry.save()
     battle.log_head = entry.entry_hash
-    if save_head:
-        type(battle).objects.filter(pk=battle.pk).update(log_head=entry.entry_hash)
     return entry
 
 

@@ -11,7 +11,7 @@ from django.db import transaction
 
 from apps import rules
 from apps.battles import snapshot as snap
-from apps.battles.log import append_entry
+from apps.battles.log import append_entry, new_entry
 from apps.armies.models import Unit
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns import permissions
@@ -123,8 +123,8 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
     structure_ids, unit_ids = snap.changed_ids(before, after)
     new_units = [u for u in unit_ids if u not in before.units]
     old_units = [u for u in unit_ids if u in before.units]
-    snap.write_structures(snapshot, [after.structures[k] for k in structure_ids])
-    snap.write_units(snapshot, [after.units[k] for k in old_units])
+    statements = (snap.structure_updates(snapshot, [after.structures[k] for k in structure_ids])
+                  + snap.unit_updates(snapshot, [after.units[k] for k in old_units]))
     sources = {e.target: e.ref for e in outcome.effects if e.type == "unit_created"}
     created = snap.create_units(snapshot, [after.units[k] for k in new_units], sources)
     undo = {
@@ -135,14 +135,14 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
     }
     battle.turn, battle.upkeep_turn = after.turn, after.upkeep_turn
     battle.sequence = after.sequence.to_dict()
-    entry = append_entry(
+    entry = new_entry(
         battle, action=outcome.action, summary=outcome.summary, turn=before.turn, actor=user, side=side,
         inputs=inputs, dice=[d.to_dict() for d in outcome.dice],
         outcome={"effects": [e.to_dict() for e in outcome.effects]}, undo=undo, client_token=client_token,
-        save_head=False, last=getattr(battle, "log_last", False),
+        last=getattr(battle, "log_last", False),
     )
+    _write(battle, statements, entry, map_changed=bool(structure_ids or unit_ids))
     battle.log_last = (entry.seq, entry.entry_hash)
-    _bump(battle, map_changed=bool(structure_ids or unit_ids))
     # The rows now hold the state after the action: the answer can be drawn from them without loading
     # the battle again. Not when units were created: the snapshot does not hold those rows.
     snapshot.state = after
@@ -159,13 +159,15 @@ def _battle_fields(battle):
     return {"turn": battle.turn, "upkeep_turn": battle.upkeep_turn, "sequence": battle.sequence}
 
 
-def _bump(battle, *, map_changed):
+def _write(battle, statements, entry, *, map_changed):
+    """The rows' UPDATEs, the new log entry and the battle's version bump, in one round trip."""
     battle.version += 1
     fields = ["version", "turn", "upkeep_turn", "sequence", "log_head"]
     if map_changed:
         battle.map_version += 1
         fields.append("map_version")
-    battle.save(update_fields=fields)
+    results = snap.run([*statements, snap.insert_statement(entry), snap.update_statement(battle, fields)])
+    snap.saved(entry, results[-2][0][0])
 
 
 def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None, client_token=None, seed=None):
@@ -235,14 +237,16 @@ def undo_last(*, battle_id, user):
         undo = last.undo
         Unit.objects.filter(pk__in=undo.get("created_units", []), army__battle=battle).delete()
         snapshot = snap.load(battle, lock=True)
-        snap.write_structures(snapshot, [rules.StructureState.from_dict(d) for d in undo.get("structures", {}).values()])
-        snap.write_units(snapshot, [rules.UnitState.from_dict(d) for d in undo.get("units", {}).values()])
+        statements = (
+            snap.structure_updates(snapshot, [rules.StructureState.from_dict(d) for d in undo.get("structures", {}).values()])
+            + snap.unit_updates(snapshot, [rules.UnitState.from_dict(d) for d in undo.get("units", {}).values()])
+            + [snap.update_statement(LogEntry(pk=last.pk, undone=True), ["undone"])])
         for name, value in undo.get("battle", {}).items():
             setattr(battle, name, value)
-        LogEntry.objects.filter(pk=last.pk).update(undone=True)
-        entry = append_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
-                             side=last.side, undoes=last, save_head=False, last=battle.log_last)
-        _bump(battle, map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
+        entry = new_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
+                          side=last.side, undoes=last, last=battle.log_last)
+        _write(battle, statements, entry,
+               map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
         return entry
 
 

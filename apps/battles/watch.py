@@ -66,14 +66,15 @@ def new_link_secret():
 
 def link_token(link):
     """What /battles/spectate/<token>/ carries: the link's id and secret, signed. No expiry: the
-    link lives until an organiser revokes it."""
-    return signing.dumps([link.pk, link.secret], salt=LINK_SALT, compress=False)
+    link lives until an organiser revokes it, and no timestamp either: the club page shows the same
+    address for a link every time, so the one copied last week is still the one on the page."""
+    return signing.Signer(salt=LINK_SALT).sign_object([link.pk, link.secret])
 
 
 def read_link_token(token):
     """(link id, secret) from a genuine token; InvalidToken otherwise."""
     try:
-        data = signing.loads(token or "", salt=LINK_SALT)
+        data = signing.Signer(salt=LINK_SALT).unsign_object(token or "")
     except signing.BadSignature:
         raise InvalidToken from None
     if (not isinstance(data, list) or len(data) != 2 or not isinstance(data[0], int)

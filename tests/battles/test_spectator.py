@@ -117,6 +117,15 @@ def test_the_page_shows_map_structures_armies_and_log_read_only_without_an_accou
     assert response["Cache-Control"].startswith("max-age=0")
 
 
+def test_a_link_keeps_one_address(w, monkeypatch):
+    """The club page shows the address an organiser handed out last week, not a new one each time."""
+    link = make_link(w)
+    first = watch.link_token(link)
+    monkeypatch.setattr("time.time", lambda: 2_000_000_000.0)
+    assert watch.link_token(link) == first
+    assert watch.read_link_token(first) == (link.pk, link.secret)
+
+
 def test_a_member_token_or_a_tampered_link_opens_nothing(w):
     link = make_link(w)
     token = watch.link_token(link)

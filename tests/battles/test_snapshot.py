@@ -9,10 +9,13 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.armies.models import Army, Unit
 from apps.battles import snapshot as snap
-from apps.battles.models import Battle
+from apps.battles.log import first_broken_entry
+from apps.battles.models import Battle, LogEntry
 from apps.structures.models import Structure
 
 pytestmark = pytest.mark.django_db
+
+from tests.battles.test_concurrency import fort  # noqa: E402,F401 - a fixture
 
 
 @pytest.fixture
@@ -82,6 +85,34 @@ def test_load_is_one_round_trip_on_postgresql(battle):
     statements = [q["sql"].count(";\n") + 1 for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
     assert statements == [7, 9]
     assert loaded.structures and loaded.units and loaded.state.weapons
+
+
+@pytest.mark.postgres
+def test_an_action_reads_in_one_round_trip_and_writes_in_another(fort):
+    from tests.battles.test_concurrency import attack
+    with CaptureQueriesContext(connection) as queries:
+        entry = attack(fort, fort.guns[0], fort.alice)()
+    trips = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    # Lock, double-tap check and load; the player's role (a view has it already, from battle_or_404);
+    # then the bunker's UPDATE, the unit's (it acted), the entry and the battle's.
+    assert [sql.count(";\n") + 1 for sql in trips] == [9, 1, 4], trips
+    assert "membership" in trips[1]
+    assert [sql.split()[0] for sql in trips[2].split(";\n")] == ["UPDATE", "UPDATE", "INSERT", "UPDATE"]
+    fort.bunker.refresh_from_db()
+    stored = LogEntry.objects.get(battle=fort.battle)
+    assert (stored.pk, stored.seq, stored.entry_hash) == (entry.pk, 1, entry.entry_hash)
+    assert fort.bunker.crew_penetrating_hits == 1 and first_broken_entry(stored.battle) is None
+    assert Battle.objects.get(pk=fort.battle.pk).version == fort.battle.version + 1
+
+
+@pytest.mark.postgres
+def test_postgresql_plans_the_hot_statements_once_per_connection(battle):
+    for _ in range(3):
+        snap.load(battle)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('FROM "structures_structure" s' in sql for sql in prepared), prepared
 
 
 def test_lock_and_load_reads_what_lock_battle_and_load_read(battle):

@@ -373,6 +373,36 @@ UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 BYTES = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}
 
 
+def _children(pid):
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _cpu_ticks(pid, children=False):
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    # utime, stime; with `children`, also what its exited children used (cutime, cstime).
+    return sum(int(v) for v in fields[11:15 if children else 13])
+
+
+def server_cpu_seconds(gunicorn_pid):
+    """CPU time used so far by the server side of a request: gunicorn's master and workers, and
+    PostgreSQL's processes (backends that have exited included, through the postmaster's count of
+    its children). What the machine spends per request, however fast it happens to run right now."""
+    postmaster = int(subprocess.run(["pgrep", "-o", "-x", "postgres"], capture_output=True, text=True).stdout.split()[0])
+    pids = [gunicorn_pid, *_children(gunicorn_pid), *_children(postmaster)]
+    return (sum(_cpu_ticks(p) for p in pids) + _cpu_ticks(postmaster, children=True)) / os.sysconf("SC_CLK_TCK")
+
+
 def run_wrk(url, label, args, stamp, script=None, connections=None):
     # A generous timeout: wrk leaves requests slower than it out of the latency figures altogether.
     connections = connections or args.connections
@@ -381,10 +411,14 @@ def run_wrk(url, label, args, stamp, script=None, connections=None):
     if script:
         command += ["-s", str(script)]
     command.append(url)
+    cpu = server_cpu_seconds(args.server_pid)
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    cpu = server_cpu_seconds(args.server_pid) - cpu
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{stamp}-{label}.txt").write_text(" ".join(command) + "\n\n" + out)
-    return parse_wrk(out)
+    (RESULTS / f"{stamp}-{label}.txt").write_text(" ".join(command) + "\n\n" + out + f"\nserver CPU seconds: {cpu:.2f}\n")
+    figures = parse_wrk(out)
+    figures["cpu_ms"] = cpu / figures["requests"] * 1000 if figures["requests"] else float("nan")
+    return figures
 
 
 def parse_wrk(out):
@@ -427,6 +461,7 @@ def write_script(target, template, battles=(), **values):
 def measure(env, workers, args, stamp, label, battle, attack, tmp, spread=()):
     """Start gunicorn, run the measurements, stop it. Returns {name: wrk figures}."""
     server = Server(env, workers, tmp / f"gunicorn-{label}.log")
+    args = argparse.Namespace(**{**vars(args), "server_pid": server.process.pid})
     try:
         port = server.port
         base = f"http://127.0.0.1:{port}"
@@ -510,9 +545,12 @@ def table(title, r):
     if "spread" in r:
         rows.append((f"attack, 16 connections, {r['spread']['battles']} battles", r["spread"],
                      f"{r['spread']['rps'] / r['healthz']['rps']:.3f}", "none: several tables at once", ""))
-    lines = [title, f"{'':<36} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'× healthz':>10}  {'target':<24} result"]
+    lines = [title, f"{'':<36} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'× healthz':>10} {'CPU ms':>7}  "
+                    f"{'target':<24} result"]
     for name, w, ratio, target, verdict in rows:
-        lines.append(f"{name:<36} {w['rps']:>8.1f} {w['p50']:>8.2f} {w['p99']:>8.2f} {ratio:>10}  {target:<24} {verdict}")
+        lines.append(f"{name:<36} {w['rps']:>8.1f} {w['p50']:>8.2f} {w['p99']:>8.2f} {ratio:>10} {w['cpu_ms']:>7.2f}  "
+                     f"{target:<24} {verdict}")
+    lines.append("CPU ms: server CPU time (gunicorn and PostgreSQL, both cores) per request during the run")
     a, p, f = r["attack"], r["poll"], r["floor"]
     lines.append(f"checks: poll answers 204: {p['answered']}/{p['requests']} (other {p['other']}, non-2xx {p['non2xx']}); "
                  f"signed-in writes answered: {f['answered']}/{f['requests']} (other {f['other']}); "

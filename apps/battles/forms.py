@@ -206,7 +206,8 @@ class ActionForm(forms.Form):
             if f.name == acting_unit_field(self.spec.key):
                 choices = self._my_units(f.name)
             else:
-                choices = _blank(self._units(f.name), optional, "— none —")
+                # Never a unit chosen for the player: the first in the list may well be their own.
+                choices = [("", "— none —" if optional else "Choose a unit"), *self._units(f.name)]
             return forms.CharField(widget=forms.Select(choices=choices), **kw)
         if f.type == "units":
             return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=self._units(f.name)), **kw)

@@ -465,6 +465,10 @@ def one_moment():
 def updates_response(request, context):
     response = render(request, "battles/battle.html#updates", context)
     response["X-Battle-Version"] = str(context["battle"].version)
+    if context.get("form") is None and context["viewer"].plays:
+        # The answer does not redraw the attack form, yet what it offers may have changed (a unit
+        # acted or fell, a new turn, the battle ended): the form asks again with what it holds.
+        response["HX-Trigger"] = "battle-changed"
     return response
 
 
@@ -509,6 +513,8 @@ def battle_form(request, pk):
         return redirect(reverse("battle", args=[pk]) + "?" + request.GET.urlencode())
     board = load_board(battle)
     viewer = viewer_for(request.user, battle, board.armies)
+    if battle.status != BattleStatus.IN_PROGRESS and viewer.plays:
+        return render(request, "battles/battle.html#attack_closed", {"battle": battle})
     form = attack_form(request, battle, board, viewer, form_data(request.GET))
     if form is None:
         return HttpResponseForbidden("Only this battle's players and the club's organisers act.")
@@ -537,12 +543,18 @@ def battle_card(request, pk, sid):
     viewer = viewer_for(request.user, battle, board.armies)
     data = request.GET.copy()
     if data.get("structure") != sid:
-        for key in [k for k in data if k in PER_STRUCTURE or battle_forms.SUBFIELD in k]:
-            del data[key]
+        spec = rules.ACTIONS.get(data.get("action", ""))
+        fields = {f.name: f.type for f in spec.fields} if spec is not None else {}
+        aims_at_structure = "structure" in fields
+        if aims_at_structure:
+            # A new target structure: what was chosen inside the old one no longer applies.
+            for key in [k for k in data if k in PER_STRUCTURE or battle_forms.SUBFIELD in k]:
+                del data[key]
+        # Without a structure of its own (a damage roll on a unit) the tap only lists the units inside
+        # first; a unit the player already chose stays chosen.
         data["structure"] = sid
         enemy = likely_target(board.snapshot.state, sid, viewer)
-        spec = rules.ACTIONS.get(data.get("action", ""))
-        if enemy and spec is not None and any(f.name == "target" and f.type == "unit" for f in spec.fields):
+        if enemy and fields.get("target") == "unit" and (aims_at_structure or not data.get("target")):
             data["target"] = enemy
     form = attack_form(request, battle, board, viewer, data) if "action" in request.GET else None
     return render(request, "battles/battle.html#card_update", {

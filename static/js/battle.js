@@ -84,7 +84,9 @@
     }
   });
 
-  // A d6 is one digit: once it is typed, ask for the next die straight away (a d10 may be "10").
+  // A d6 is one digit: once it is typed, ask for the next die straight away (a d10 may be "10"),
+  // and move on to the next die's field if the form already shows it, so the next digit goes there
+  // rather than into this one while the answer is on its way.
   document.addEventListener("input", function (event) {
     var input = event.target;
     if (!input.classList || !input.classList.contains("die-input")) return;
@@ -92,6 +94,53 @@
     var value = parseInt(input.value, 10);
     if (sides < 10 && value >= 1 && value <= sides) {
       input.dispatchEvent(new Event("change", { bubbles: true }));
+      var dice = Array.prototype.slice.call(input.form.querySelectorAll(".die-input"));
+      var next = dice[dice.indexOf(input) + 1];
+      if (next && !next.value) next.focus();
     }
+  });
+
+  // The form's answer is drawn from what was sent: dice typed while it was on its way would vanish
+  // when it replaces the form. Put back every die changed since it was sent, and the focus, and
+  // send the form again with them.
+  var typed = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var form = document.getElementById("attack-form");
+    var sent = event.detail.requestConfig && event.detail.requestConfig.formData;
+    typed = null;
+    if (!form || event.detail.target !== form || !sent) return;
+    var values = {};
+    var any = false;
+    form.querySelectorAll(".die-input").forEach(function (input) {
+      var before = sent.get(input.name);
+      if (input.value !== (before === null ? "" : String(before))) {
+        values[input.name] = input.value;
+        any = true;
+      }
+    });
+    if (!any) return;
+    var active = document.activeElement;
+    var focus = active && form.contains(active) && active.classList.contains("die-input") ? active.name : null;
+    typed = { values: values, focus: focus };
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var form = document.getElementById("attack-form");
+    if (!typed || !form) return;
+    var last = null;
+    Object.keys(typed.values).forEach(function (name) {
+      var input = form.querySelector('input.die-input[name="' + name + '"]');
+      if (input) {
+        input.value = typed.values[name];
+        last = input;
+      }
+    });
+    if (last) last.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    var form = document.getElementById("attack-form");
+    if (!typed || !form) return;
+    var input = typed.focus && form.querySelector('input.die-input[name="' + typed.focus + '"]');
+    typed = null;
+    if (input) input.focus();
   });
 })();

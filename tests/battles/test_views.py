@@ -122,7 +122,7 @@ def test_a_watcher_sees_no_form(client, w):
     Membership.objects.create(club=w.club, user=designer, role=Role.DESIGNER)
     response = signed(client, designer).get(url(w, "battle"))
     assert response.status_code == 200
-    assert 'id="attack-form"' not in body(response)
+    assert '<form id="attack-form"' not in body(response)
     assert "only this battle's players and the club's organisers act" in text_of(response, "attack-panel")
 
 
@@ -141,6 +141,27 @@ def test_card_partial_selects_the_target_in_the_form(client, w):
     # Without JavaScript the same link is the page with ?target=.
     plain = client.get(url(w, "battle_card", sid(w.house)))
     assert plain.status_code == 302 and plain["Location"].startswith(url(w, "battle") + f"?target={sid(w.house)}")
+
+
+def test_a_tap_leaves_the_unit_a_damage_roll_hits_alone(client, w):
+    """A damage roll names a unit, not a structure: tapping the map must not swap the unit chosen
+    for another (the player's own, say), and nothing is chosen for the player to begin with."""
+    signed(client, w.alice)
+    chosen = {"action": "ba_damage", "target": uid(w.pioneers), "hits": "2"}
+
+    def selected(response):
+        form = page(response).find("attack-form")
+        return {s.attrs["name"]: [o.attrs.get("value") for o in s.find_all("option") if "selected" in o.attrs]
+                for s in form.find_all("select")}
+
+    tapped = client.get(url(w, "battle_card", sid(w.house)), chosen, **HTMX)
+    assert selected(tapped)["target"] == [uid(w.pioneers)]
+    # With no unit chosen yet, the one enemy inside the tapped house is the likely one.
+    tapped = client.get(url(w, "battle_card", sid(w.house)), {**chosen, "target": ""}, **HTMX)
+    assert selected(tapped)["target"] == [uid(w.squad)]
+    fresh = client.get(url(w, "battle_form"), {"action": "ba_damage"}, **HTMX)
+    target = next(s for s in page(fresh).find("attack-form").find_all("select") if s.attrs["name"] == "target")
+    assert target.find_all("option")[0].attrs.get("value") == "" and selected(fresh)["target"] == [""]
 
 
 def test_form_partial_asks_for_each_die_and_shows_exact_odds(client, w):
@@ -348,8 +369,38 @@ def test_an_ended_battle(client, w, htmx):
     response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **(HTMX if htmx else {}))
     assert "This battle has ended" in form_html(response)
     assert state(w) == before
-    # The page itself no longer offers the form.
-    assert 'id="attack-form"' not in body(client.get(url(w, "battle")))
+    # The page itself no longer offers the form, and a phone whose form asks again (its poll saw the
+    # battle end) gets the message in its place.
+    assert '<form id="attack-form"' not in body(client.get(url(w, "battle")))
+    again = client.get(url(w, "battle_form"), {"action": "ba_he"}, **HTMX)
+    assert again.status_code == 200 and "<form" not in body(again)
+    assert text_of(again, "attack-form") == "The battle has ended: nothing more can happen in it."
+
+
+def test_answers_that_do_not_redraw_the_form_tell_it_to_ask_again(client, w):
+    """The attack form lists the units that may still act: another player's attack, a new turn or
+    the end of the battle changes that, so every answer that leaves the form alone tells it (the
+    panel asks again on the event, with what the player has filled in)."""
+    signed(client, w.bob)
+    bobs_page = body(client.get(url(w, "battle")))
+    assert 'hx-trigger="change, battle-changed from:body"' in bobs_page
+    battle = Battle.objects.get(pk=w.battle.pk)
+    held = {"v": battle.version, "m": battle.map_version, "after": 0, "t": watch.issue(battle.pk, w.bob.pk)}
+    assert client.get(url(w, "battle_poll"), held, **HTMX).status_code == 204
+    signed(client, w.alice)
+    attack = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="1"), **HTMX)
+    assert "Resolved #" in body(attack) and "HX-Trigger" not in attack  # it redrew the form itself
+    signed(client, w.bob)
+    poll = client.get(url(w, "battle_poll"), held, **HTMX)
+    assert poll.status_code == 200 and poll["HX-Trigger"] == "battle-changed"
+    turn = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Battle.objects.get(pk=w.battle.pk).turn == 2 and turn["HX-Trigger"] == "battle-changed"
+    # Someone who only watches has no form to refresh.
+    designer = factories.User.objects.create_user("dora-test", password="x")
+    Membership.objects.create(club=w.club, user=designer, role=Role.DESIGNER)
+    signed(client, designer)
+    watched = client.get(url(w, "battle_poll"), {**held, "t": watch.issue(battle.pk, designer.pk)}, **HTMX)
+    assert watched.status_code == 200 and "HX-Trigger" not in watched
 
 
 def test_double_submit_resolves_once(client, w):

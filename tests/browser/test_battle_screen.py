@@ -219,6 +219,40 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     assert Battle.objects.get(pk=demo.pk).version == demo.version + 2
 
 
+def test_dice_typed_while_the_form_answers_are_on_their_way_are_kept(live_server, demo, watch):
+    """At the table the second die is typed a moment after the first, before the form's answer to
+    the first is back (every answer redraws the form). It must land in the second field and stay."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
+    choose(alice, "#id_attacker", units[("A", "Field gun team")])
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
+    check(alice, '#id_dice_mode input[value="player"]')
+    check(alice, '#id_hit input[value="yes"]')
+    expect(alice.locator(".die-input")).to_have_count(2)
+
+    # Hold the answer to the first die until the second is typed: the slow network, made certain.
+    held = []
+    alice.route("**/form/**", lambda route: held.append(route) if not held else route.continue_())
+    alice.locator("#id_dice_0").press_sequentially("6")
+    alice.wait_for_function("() => document.activeElement && document.activeElement.id === 'id_dice_1'")
+    alice.keyboard.type("5")
+    alice.wait_for_timeout(100)
+    assert len(held) == 1, "the second die waits behind the first die's answer"
+    held[0].continue_()
+    alice.wait_for_function(QUIET)
+    alice.unroute("**/form/**")
+    expect(alice.locator("#id_dice_0")).to_have_value("6")
+    expect(alice.locator("#id_dice_1")).to_have_value("5")
+    expect(alice.locator("#id_dice_1")).to_be_focused()
+    expect(alice.locator("#dice .field-error")).to_have_count(0)
+    seq = newest_seq(demo) + 1
+    alice.click("button.resolve")
+    expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
+    assert [d["faces"] for d in LogEntry.objects.get(battle=demo, seq=seq).dice] == [[6, 5]]
+
+
 def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, watch):
     townhouse, sid, units, shell = ids(demo)
     seq = newest_seq(demo) + 1
@@ -279,6 +313,7 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
         alice.click("button.resolve")
     expect(alice.locator("#attack-form .result")).to_contain_text("Resolved #")
     expect(alice.locator(gun_row)).to_contain_text("Acted")
+    expect(alice.locator(f'#id_attacker option[value="{gun}"]')).to_have_count(0)  # it has acted
     expect(bob.locator(gun_row)).to_contain_text("Acted", timeout=POLL_WAIT_MS)
 
     # End the turn: the button asks first, as a tap at the table could be a slip.
@@ -291,6 +326,8 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
     expect(alice.locator("#turns-title")).to_have_text(f"Turn {turn + 1}")
     expect(alice.locator("#battle-header .turn-badge")).to_have_text(f"Turn {turn + 1}")
     expect(alice.locator(gun_row)).not_to_contain_text("Acted")
+    # The turn's answer leaves the attack form alone, so the form asks again: the gun may act anew.
+    expect(alice.locator(f'#id_attacker option[value="{gun}"]')).to_have_count(1)
     actions = list(LogEntry.objects.filter(battle=demo, seq__gt=before).order_by("seq").values_list("action", flat=True))
     assert actions[0] == "end_turn" and "upkeep" in actions, actions
     for seq in range(before + 1, before + len(actions) + 1):

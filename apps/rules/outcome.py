@@ -190,7 +190,8 @@ def _casualties(w, e):
 def _unit_destroyed(w, e):
     u = w.unit(e)
     w.leave_floor(u)
-    w.set_unit(u, destroyed=True, structure=None, floor=None)
+    # Destroyed means no one left: the models and pins shown and counted must say so too.
+    w.set_unit(u, destroyed=True, models=0, pins=0, down=False, structure=None, floor=None)
 
 
 def _abandon(w, e):

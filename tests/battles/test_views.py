@@ -164,6 +164,25 @@ def test_a_tap_leaves_the_unit_a_damage_roll_hits_alone(client, w):
     assert target.find_all("option")[0].attrs.get("value") == "" and selected(fresh)["target"] == [""]
 
 
+def test_damage_points_show_only_where_the_battle_counts_them(client, w):
+    signed(client, w.alice)
+    assert "Damage" not in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")  # Bolt Action, no variant
+    Battle.objects.filter(pk=w.battle.pk).update(damage_variant=1)
+    assert "Damage 0/24 (0%)" in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")
+
+
+def test_a_destroyed_unit_shows_no_one_left(client, w):
+    """The collapse kills the squad inside: the armies panel says 0 models, with no pins or Down."""
+    Unit.objects.filter(pk=w.squad.pk).update(pins=2, down=True)
+    signed(client, w.alice)
+    answer = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="6", dice_1="5"), **HTMX)
+    assert "Resolved #" in body(answer)
+    squad = Unit.objects.get(pk=w.squad.pk)
+    assert (squad.destroyed, squad.models_left, squad.pins, squad.down) == (True, 0, 0, False)
+    row = text_of(client.get(url(w, "battle")), f"unit-{w.squad.pk}")
+    assert "0/10 models" in row and "Destroyed" in row and "Pinned" not in row and "Down" not in row
+
+
 def test_form_partial_asks_for_each_die_and_shows_exact_odds(client, w):
     signed(client, w.alice)
     data = he_attack(w)

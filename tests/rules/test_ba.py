@@ -25,7 +25,7 @@ def squad(uid="sq", floor=0, **kw):
 
 @pytest.mark.parametrize("faces, collapses", [([6, 3], False), ([6, 4], True), ([5, 4], False)])
 def test_2d6_he_collapses_at_ten_hits(faces, collapses):
-    state = house(units=[squad(), squad("up", floor=1)])
+    state = house(units=[squad(pins=2), squad("up", floor=1)])
     out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes"},
                   ScriptedDice(faces))
     assert (("collapse", "house") in kinds(out)) is collapses
@@ -33,6 +33,9 @@ def test_2d6_he_collapses_at_ten_hits(faces, collapses):
         assert ("unit_destroyed", "sq") in kinds(out) and ("unit_destroyed", "up") in kinds(out)
         after = apply(state, out)
         assert after.structures["house"].collapsed and after.units["up"].destroyed
+        # Nobody is left: no models and no pins to show or count, and no floor.
+        assert [(u.models, u.pins, u.down, u.structure) for u in (after.units["sq"], after.units["up"])] == \
+            [(0, 0, False, None)] * 2
     else:
         assert [e.n for e in out.effects if e.type == "hits"] == [sum(faces)]
 

@@ -15,6 +15,10 @@ from apps import rules
 from apps.battles import services
 
 DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
+# What "Attacking unit" means where naming it is optional.
+ATTACKER_HELP = {"ba_indirect": "Optional: the spotter or gun calling it in",
+                 "ba_barrage": "Optional: the spotter or gun calling it in",
+                 "ba_damage": "Optional: the unit that scored these hits (it has fired already: this uses no order)"}
 YES_NO = (("yes", "Yes"), ("no", "No"))
 MAX_DICE = 100  # a 10D10 blast and a few more; nothing needs more
 SUBFIELD = "__"  # unit_hits fields are split into one number per unit: hits__u7, hits__building
@@ -110,7 +114,7 @@ def _place(state, unit):
 
 
 def unit_choice(state, unit, note=""):
-    label = f"{unit.label} (side {unit.side}, {unit.models} models, {_place(state, unit)})"
+    label = f"{unit.label} (side {unit.side}, {unit.models} model{'' if unit.models == 1 else 's'}, {_place(state, unit)})"
     return unit.id, label + (f" — {note}" if note else "")
 
 
@@ -177,8 +181,7 @@ class ActionForm(forms.Form):
         if self.acting_field == "attacker":
             self.fields["attacker"] = forms.CharField(
                 label="Attacking unit", required=False, widget=forms.Select(choices=self._my_units("attacker")),
-                help_text="" if self.data.get("action") in services.ATTACKS
-                else "Optional: the spotter or gun calling it in",
+                help_text=ATTACKER_HELP.get(self.data.get("action"), ""),
             )
         for f in self.spec.fields:
             if f.type == "unit_hits":
@@ -248,7 +251,7 @@ class ActionForm(forms.Form):
         for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
             if u.side not in self.sides or u.destroyed:
                 continue
-            done = tracked and (u.acted or u.id in seq.activated)
+            done = tracked and self.data.get("action") not in services.FOLLOW_UPS and (u.acted or u.id in seq.activated)
             if not done:
                 choices.append(unit_choice(self.state, u))
             elif u.id == current:
@@ -281,6 +284,8 @@ class ActionForm(forms.Form):
             carried = unit.weapons
         listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
         choices = [(k, self.state.weapons[k].name) for k in listed if k in self.state.weapons]
+        if len(carried) == 1 and len(choices) == 1 and not self.data.get(name):
+            self.data[name] = choices[0][0]  # nothing to choose: the one weapon the unit carries
         current = str(self.data.get(name, ""))
         if current and current not in {c[0] for c in choices}:
             weapon = self.state.weapons.get(current)
@@ -383,9 +388,10 @@ def dice_rows(plan_next_die, values):
         if len(entered) < len(group) or bad:
             break
         used += len(group)
-    empty = next((r for r in rows if not r.value), None)
-    if empty is not None:
-        empty.focus = True
+    # A wrong die first (so it can be typed again), else the next one to enter.
+    focus = next((r for r in rows if r.error), None) or next((r for r in rows if not r.value), None)
+    if focus is not None:
+        focus.focus = True
     return rows
 
 

@@ -24,6 +24,8 @@ ATTACKS = {"ba_he", "ba_flamethrower", "dh_main_gun", "dh_flamethrower", "dh_sma
 # A unit may be named, but need not be: fire called in from off the table (a spotter or gun), and
 # damage rolls, which follow up an attack already logged or small-arms hits from the core rules.
 ATTACKER_OPTIONAL = {"ba_indirect", "ba_barrage", "ba_damage"}
+# Follow-ups of an attack already logged: the unit named fired then, so this needs and uses no action.
+FOLLOW_UPS = {"ba_damage"}
 # Actions whose own input names the unit that acts.
 UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit"}
 # Run by the server between turns, never chosen from the attack form.
@@ -80,7 +82,7 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if weapon not in (None, "") and not called_in and str(weapon) not in unit.weapons:
             name = state.weapons[str(weapon)].name if str(weapon) in state.weapons else repr(weapon)
             raise InputError("weapon", weapon, f"{unit.label} does not carry {name}")
-        if action in ATTACKS or action in ATTACKER_OPTIONAL or action == "ba_tank_ram":
+        if action in ATTACKS or (action in ATTACKER_OPTIONAL and action not in FOLLOW_UPS) or action == "ba_tank_ram":
             # A club that tracks orders with its own order dice may switch this check off.
             tracked = (snapshot.battle.options or {}).get("track_actions", True)
             if tracked and (unit.acted or unit.id in state.sequence.activated):
@@ -100,6 +102,8 @@ def prepare(snapshot, user, action, inputs, attacker=None):
     # Weapons must come from this battle's catalogue, never the rules' built-in examples.
     if "weapon" in inputs and str(inputs["weapon"]) not in state.weapons:
         raise UnknownReference("weapon", inputs["weapon"], f"unknown weapon {inputs['weapon']!r}")
+    if side is None and len(mine) == 1:
+        side = next(iter(mine))  # the log says whose action it was, even with no unit named
     return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from types import SimpleNamespace
+from types import MappingProxyType, SimpleNamespace
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -39,9 +40,16 @@ TURN_BUTTONS = frozenset({"start", "end_turn", "upkeep", "lg_initiative", "lg_pa
 PER_STRUCTURE = ("floor", "target", "targets", "side", "caught", "eliminated")
 
 
+# Entries the app writes itself, not the rules: their tags in the log.
+APP_ACTIONS = MappingProxyType({"setup": "Set up", "session_start": "Session starts", "start": "Battle starts",
+                                "undo": "Undo", "finish": "Battle ends", "reopen": "Reopened", "note": "Note"})
+
+
 def action_label(action):
     spec = rules.ACTIONS.get(action)
-    return spec.label if spec is not None else action.replace("_", " ")
+    if spec is not None:
+        return spec.label
+    return APP_ACTIONS.get(action) or action.replace("_", " ").capitalize()
 
 
 @dataclass(frozen=True)
@@ -618,10 +626,29 @@ def battle_resolve(request, pk):
     form = fresh_form(request, battle, board, viewer, data)
     if form is not None:
         form.result = entry
+        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state)
     context = updates_context(battle, viewer, after=_after(data, entry.seq - 1), upto=upto,
                               map_known=_int(data.get("m")), card=data.get("card") or target, board=board, form=form,
                               token=watch.issue(battle.pk, request.user.pk))
     return updates_response(request, context)
+
+
+def damage_follow_ups(battle, entry, state):
+    """Bolt Action: hits on a unit are rolled for damage next. For each unit still standing that the
+    entry hit, the damage roll ready filled in (unit, hits, HE or flamethrower, who fired)."""
+    if battle.ruleset != "ba":
+        return []
+    links = []
+    for effect in (entry.outcome or {}).get("effects", []):
+        unit = state.units.get(effect["target"])
+        if effect["type"] != "hits" or not effect.get("n") or unit is None or unit.destroyed:
+            continue
+        query = {"action": "ba_damage", "target": unit.id, "hits": effect["n"],
+                 "source": "flamethrower" if entry.action == "ba_flamethrower" else "he",
+                 "structure": unit.structure or "", "attacker": (entry.inputs or {}).get("attacker", "")}
+        links.append(SimpleNamespace(label=f"Roll damage: {effect['n']} hit{pluralize(effect['n'])} on {unit.label}",
+                                     query=urlencode({k: v for k, v in query.items() if v})))
+    return links
 
 
 def _form_again(request, battle, data, error=None):

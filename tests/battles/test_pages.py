@@ -92,7 +92,7 @@ def test_log_newest_first_with_dice_who_rolled_and_summary(client, world):
     assert [t.text() for t in log.find_all("li", cls="log-turn")] == ["Turn 3", "Turn 1"]
 
     attack = text_of(response, "log-2")
-    assert "#2 alice side A attack" in attack
+    assert "#2 alice side A Attack" in attack
     assert "45mm AT gun hits Brick House: 5 damage points." in attack
     assert "To hit 7 ≤ 8 hits d10, rolled by alice" in attack
     assert "Damage 4 1 → 5 sum d6 ×2, rolled by the server" in attack

@@ -468,6 +468,55 @@ def test_undo_restores_and_logs_and_shows_the_entry_struck(client, w):
     assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html
     assert '<section id="card" class="panel panel-card"' in html
     assert "Intact" in text_of(response, "card")
+    # The log tags the app's own entries in words, not by their internal names.
+    assert "Undo" in [t.text().strip() for t in page(response).find(f"log-{undo.seq}").find_all("span")
+                      if "tag" in t.attrs.get("class", "")]
+
+
+def test_undo_asks_first(client, w):
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="1"), **HTMX)
+    seq = LogEntry.objects.get(battle=w.battle, action="ba_he").seq
+    undo_form = next(f for f in page(client.get(url(w, "battle"))).find("turns").find_all("form")
+                     if "undo-form" in f.attrs.get("class", ""))
+    assert undo_form.attrs["hx-confirm"].startswith(f"Undo #{seq}? ")
+
+
+def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
+    """HE that leaves the squad standing scores hits: the answer offers the damage roll for them, with
+    the squad, the hits, HE and the gun filled in, and the gun (which has acted) may be named in it."""
+    signed(client, w.alice)
+    answer = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="1"), **HTMX)
+    link = next(a for a in page(answer).find("attack-form").find_all("a") if "Roll damage" in a.text())
+    assert link.text().strip() == "Roll damage: 3 hits on Grenadiers"
+    assert Unit.objects.get(pk=w.gun.pk).acted
+    query = link.attrs["hx-get"].split("?", 1)[1]
+    assert link.attrs["href"] == f"{url(w, 'battle')}?{query}#attack-panel"  # the same without JavaScript
+    filled = client.get(f"{url(w, 'battle_form')}?{query}", **HTMX)
+    chosen = {s.attrs["name"]: [o.attrs.get("value") for o in s.find_all("option") if "selected" in o.attrs]
+              for s in page(filled).find("attack-form").find_all("select")}
+    assert chosen["action"] == ["ba_damage"] and chosen["target"] == [uid(w.squad)]
+    inputs = page(filled).find("attack-form").find_all("input")
+    checked = {i.attrs["name"]: i.attrs.get("value") for i in inputs if "checked" in i.attrs}
+    values = {i.attrs["name"]: i.attrs.get("value") for i in inputs}
+    assert chosen["attacker"] == [uid(w.gun)] and checked["source"] == "he" and values["hits"] == "3"
+    done = client.post(url(w, "battle_resolve"), {**dict(part.split("=") for part in query.split("&")),
+                                                   "pen": "0", "close_quarters": "no", "dice_mode": "player",
+                                                   **{f"dice_{i}": "6" for i in range(3)},
+                                                   "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Resolved #" in body(done), form_html(done)
+    entry = LogEntry.objects.get(battle=w.battle, action="ba_damage")
+    assert entry.side == "A" and entry.inputs["attacker"] == uid(w.gun)
+    assert Unit.objects.get(pk=w.squad.pk).models_left == 10 - 3
+
+
+def test_unit_choices_count_models_and_a_lone_weapon_is_chosen(client, w):
+    Unit.objects.filter(pk=w.gun.pk).update(models_left=1)
+    signed(client, w.alice)
+    form = client.get(url(w, "battle_form"), {"action": "ba_he", "attacker": uid(w.gun)}, **HTMX)
+    assert "Field gun (side A, 1 model, " in form_html(form)
+    weapon = next(s for s in page(form).find("attack-form").find_all("select") if s.attrs["name"] == "weapon")
+    assert [o.attrs["value"] for o in weapon.find_all("option") if "selected" in o.attrs] == [f"w{w.he.pk}"]
 
 
 def test_only_an_organiser_or_the_player_who_acted_may_undo(client, w):

@@ -196,8 +196,11 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     # Undo: the entry stays, marked undone, followed by the undo; the townhouse stands again.
     undo = alice.locator(".undo-button")
     expect(undo).to_have_text(f"Undo #{seq}")
+    questions = []  # a slip of the thumb must not undo: the button asks first
+    alice.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
     with swapped(alice, f"#map-{sid}", "#turns"):
         undo.click()
+    assert questions and questions[0].startswith(f"Undo #{seq}? "), questions
     expect(entry).to_have_class(re.compile(r"\bis-undone\b"))
     expect(entry).to_contain_text(f"Undone by #{seq + 1}")
     expect(alice.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq + 1}")

@@ -5,6 +5,7 @@ changes the battle answers an HTMX caller with the panels that changed (out-of-b
 bundle the poll sends other phones) and a plain browser with a 303 back to the page.
 """
 
+import math
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -148,8 +149,12 @@ def map_of(battle, structures, units):
                 crew, states = "R", states + ["st-routed"]
             elif s.crew_pins:
                 crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
+        turn = math.radians(float(s.rotation))
+        # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
+        below = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2 + 1.3
         s.map = SimpleNamespace(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
+            name_y=round(cy + below, 2), name=s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…",
             rotation=float(s.rotation),
             classes=" ".join(states), hit_r=max(2.5, min(w, d) / 2),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
@@ -158,10 +163,27 @@ def map_of(battle, structures, units):
                     for side in ("A", "B") if inside[side]],
             title=", ".join(describe(s)),
         )
+    place_names(structures)
     on_table = [SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
                 for u in units if u.x is not None and u.y is not None and not u.destroyed]
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6)}
+
+
+NAME_CHARS, NAME_SIZE = 18, 1.45  # a name on the map: characters at most, height in inches (battle.css)
+
+
+def place_names(structures):
+    """Leave out the names that would overprint one already placed, the larger structures' first: on
+    a phone, overlapping words read as neither. A structure without its name still says it on a tap."""
+    placed = []
+    for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
+        half = len(s.map.name) * NAME_SIZE * 0.3  # half the width of a word of this many characters
+        box = (s.map.cx - half, s.map.name_y - NAME_SIZE / 2, s.map.cx + half, s.map.name_y + NAME_SIZE / 2)
+        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            s.map.name = ""
+        else:
+            placed.append(box)
 
 
 def describe(s):

@@ -164,6 +164,15 @@ def test_a_tap_leaves_the_unit_a_damage_roll_hits_alone(client, w):
     assert target.find_all("option")[0].attrs.get("value") == "" and selected(fresh)["target"] == [""]
 
 
+def test_the_map_names_each_structure_below_its_footprint(client, w):
+    Structure.objects.filter(pk=w.house.pk).update(rotation=90, width=10, depth=4)
+    signed(client, w.alice)
+    piece = page(client.get(url(w, "battle"))).find(f"map-{sid(w.house)}")
+    name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
+    # Turned a quarter, the 10-inch side runs down the table: the name sits 5 + 1.3 inches below the centre.
+    assert name.text() == "Brick house" and float(name.attrs["y"]) == 20 + 5 + 1.3
+
+
 def test_damage_points_show_only_where_the_battle_counts_them(client, w):
     signed(client, w.alice)
     assert "Damage" not in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")  # Bolt Action, no variant

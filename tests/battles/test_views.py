@@ -173,6 +173,20 @@ def test_the_map_names_each_structure_below_its_footprint(client, w):
     assert name.text() == "Brick house" and float(name.attrs["y"]) == 20 + 5 + 1.3
 
 
+def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
+    shed = w.structure("Garden shed by the house", x=36, y=22, width=2, depth=2)  # beside it, as low
+    hut = w.structure("Hut", x=60, y=20, width=2, depth=2)
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle")))
+
+    def name(s):
+        return [t.text() for t in html.find(f"map-s{s.pk}").find_all("text") if "map-name" in t.attrs.get("class", "")]
+
+    assert name(w.house) == ["Brick house"] and name(hut) == ["Hut"]
+    assert name(shed) == []  # its words would sit on the house's: the tap still says what it is
+    assert "Garden shed by the house" in html.find(f"map-s{shed.pk}").attrs["aria-label"]
+
+
 def test_damage_points_show_only_where_the_battle_counts_them(client, w):
     signed(client, w.alice)
     assert "Damage" not in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")  # Bolt Action, no variant

@@ -217,7 +217,9 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
                 continue
             outcome = rules.resolve(step, snapshot.state, {}, dice)
             token = client_token if i == 0 else None
-            entries.append(_commit(snapshot, outcome, user=user, side="", inputs={}, client_token=token))
+            # The upkeep an "End turn" ran is part of it: one Undo takes both back (undo_last).
+            inputs = {"follows": "end_turn"} if i > 0 else {}
+            entries.append(_commit(snapshot, outcome, user=user, side="", inputs=inputs, client_token=token))
             if i + 1 < len(steps):
                 snapshot = snap.load(battle, lock=True)
         return entries
@@ -225,7 +227,9 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
 
 def undo_last(*, battle_id, user):
     """Undo the newest action that is not undone yet: restore the rows it changed to exactly what they
-    were, mark it undone and log the undo. Only an organiser or the player who acted may undo."""
+    were, mark it undone and log the undo. Only an organiser or the player who acted may undo. An
+    "End turn" and the upkeep it ran are one action: both are undone, newest first, each logging its
+    own undo. Returns the last undo entry."""
     with transaction.atomic():
         battle = snap.lock_battle(battle_id)
         _check_open(battle)
@@ -238,20 +242,32 @@ def undo_last(*, battle_id, user):
         if not (permissions.is_organiser(user, battle.club_id) or (last.actor_id and last.actor_id == user.pk)):
             raise ActionRefused("undo", last.seq, f"Only an organiser or {last.actor_name or 'the player who acted'} "
                                                   f"may undo #{last.seq}")
-        undo = last.undo
-        Unit.objects.filter(pk__in=undo.get("created_units", []), army__battle=battle).delete()
-        snapshot = snap.load(battle, lock=True)
-        statements = (
-            snap.structure_updates(snapshot, [rules.StructureState.from_dict(d) for d in undo.get("structures", {}).values()])
-            + snap.unit_updates(snapshot, [rules.UnitState.from_dict(d) for d in undo.get("units", {}).values()])
-            + [snap.update_statement(LogEntry(pk=last.pk, undone=True), ["undone"])])
-        for name, value in undo.get("battle", {}).items():
-            setattr(battle, name, value)
-        entry = new_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
-                          side=last.side, undoes=last, last=battle.log_last)
-        _write(battle, statements, entry,
-               map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
+        targets = [last]
+        if (last.inputs or {}).get("follows") == "end_turn":
+            ended = battle.log_entries.filter(seq=last.seq - 1, action="end_turn", undone=False).first()
+            if ended is not None:
+                targets.append(ended)
+        for target in targets:
+            entry = _undo(battle, target, user)
         return entry
+
+
+def _undo(battle, last, user):
+    undo = last.undo
+    Unit.objects.filter(pk__in=undo.get("created_units", []), army__battle=battle).delete()
+    snapshot = snap.load(battle, lock=True)
+    statements = (
+        snap.structure_updates(snapshot, [rules.StructureState.from_dict(d) for d in undo.get("structures", {}).values()])
+        + snap.unit_updates(snapshot, [rules.UnitState.from_dict(d) for d in undo.get("units", {}).values()])
+        + [snap.update_statement(LogEntry(pk=last.pk, undone=True), ["undone"])])
+    for name, value in undo.get("battle", {}).items():
+        setattr(battle, name, value)
+    entry = new_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
+                      side=last.side, undoes=last, last=battle.log_last)
+    _write(battle, statements, entry,
+           map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
+    battle.log_last = (entry.seq, entry.entry_hash)
+    return entry
 
 
 def start(*, battle_id, user):

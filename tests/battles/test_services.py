@@ -168,6 +168,21 @@ def test_end_turn_runs_upkeep_and_clears_who_acted(ba):
     assert not Unit.objects.get(pk=ba.gun.pk).acted
 
 
+def test_one_undo_takes_back_an_end_of_turn_and_the_upkeep_it_ran(ba):
+    before = Battle.objects.get(pk=ba.battle.pk)
+    services.turn_action(battle_id=ba.battle.pk, user=ba.alice, action="end_turn")
+    ended, upkeep = LogEntry.objects.filter(battle=ba.battle).order_by("seq")
+    assert (ended.action, upkeep.action, upkeep.inputs) == ("end_turn", "upkeep", {"follows": "end_turn"})
+    last = services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
+    battle = Battle.objects.get(pk=ba.battle.pk)
+    assert (battle.turn, battle.upkeep_turn, battle.sequence) == (before.turn, before.upkeep_turn, before.sequence)
+    entries = list(LogEntry.objects.filter(battle=ba.battle).order_by("seq"))
+    # Newest first, each with its own undo entry; nothing deleted, the chain intact.
+    assert [(e.action, e.undone, e.undoes_id) for e in entries] == [
+        ("end_turn", True, None), ("upkeep", True, None), ("undo", False, upkeep.pk), ("undo", False, ended.pk)]
+    assert last.pk == entries[-1].pk and first_broken_entry(battle) is None
+
+
 def test_upkeep_grows_a_fire_and_undo_shrinks_it_back(ba):
     ba.house.fire_size, ba.house.fire_started_turn, ba.house.flammable = 2, 1, True
     ba.house.save()

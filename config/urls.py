@@ -5,6 +5,9 @@ from django.urls import include, path
 from apps.campaigns import account_views
 from config.views import healthz
 
+# A PermissionDenied raised anywhere answers with the refusal page, in the site's layout.
+handler403 = "config.responses.permission_denied"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),

@@ -570,6 +570,60 @@ def test_the_matrix(d, db, capsys):
     assert not wrong, "\n".join(wrong) + "\n" + matrix
 
 
+def refusal(d, row, role):
+    """The response to one cell, rolled back whatever it did."""
+    client = client_for(d, role)
+    with transaction.atomic():
+        data = row.data(d, role) if row.data else {}
+        send = client.get if row.method == "GET" else client.post
+        response = send(url_of(d, row, d.mine, role), data, **(HTMX if row.htmx else {}))
+        transaction.set_rollback(True)
+    return response
+
+
+def test_every_refusal_says_why_inside_the_sites_layout(d, db):
+    """Every 403 of the matrix: a page opened or posted without htmx is the refusal page, in the site's
+    layout (the header and its navigation, a way home) with the view's reason, under the same CSP as
+    every page; an htmx request gets the reason alone, in a few words."""
+    wrong = []
+    for row in ROWS:
+        for role, expected in row.cells.items():
+            if expected != "403":
+                continue
+            response = refusal(d, row, role)
+            where = f"{row.name} {row.method} as {role}"
+            html = response.content.decode()
+            if response.status_code != 403:
+                wrong.append(f"{where}: {response.status_code}")
+            elif row.htmx:
+                if not html.strip() or "<html" in html or len(html) > 300:
+                    wrong.append(f"{where} (htmx): not a short reason: {html[:80]!r}")
+            else:
+                reason = re.search(r'<p class="notice" role="alert">([^<]+)</p>', html)
+                nonce = re.search(r"'nonce-([^']+)'", response.get("Content-Security-Policy", ""))
+                if not ('<header class="site-header">' in html and 'class="brand" href="/"' in html and reason):
+                    wrong.append(f"{where}: no layout or no reason: {html[:80]!r}")
+                elif not nonce or any(f'nonce="{nonce.group(1)}"' not in tag
+                                      for tag in re.findall(r"<script\b[^>]*>", html)):
+                    wrong.append(f"{where}: a script without the CSP nonce")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_refusals_reason_is_escaped(rf):
+    """The reason is text: markup in it is shown, never run."""
+    from django.contrib.auth.models import AnonymousUser
+    from django.core.exceptions import PermissionDenied
+
+    from config.responses import permission_denied
+
+    request = rf.get("/")
+    request.user, request.htmx = AnonymousUser(), False
+    response = permission_denied(request, PermissionDenied('<script>alert("x")</script> & co'))
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co" in html and "<script>alert" not in html
+
+
 def test_changing_an_id_in_the_url_to_another_clubs_object_reads_and_writes_nothing(d, db):
     """The demo club's organiser and designer, pointed at Olga's club's objects: 404, nothing changed."""
     wrong = []

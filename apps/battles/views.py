@@ -32,7 +32,7 @@ from apps.campaigns import permissions
 from apps.campaigns.models import Role
 from apps.structures.models import Floor
 from apps.structures.views import openings_by_side, weapons_lost
-from config.responses import see_other
+from config.responses import refused, see_other
 
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
 LOG_PAGE_SIZE = 50
@@ -679,7 +679,8 @@ def _form_again(request, battle, data, error=None):
     viewer = viewer_for(request.user, battle, board.armies)
     form = attack_form(request, battle, board, viewer, data.copy(), error=error)
     if form is None:  # a member who plays no side here: the page never offered them the form
-        return HttpResponseForbidden(error.message if error else "Only this battle's players act.")
+        message = error.message if error else "Only this battle's players and the club's organisers act."
+        return HttpResponseForbidden(message) if request.htmx else refused(request, message)
     form.submitted = error is not None
     if request.htmx:
         return render(request, "battles/battle.html#form_update", {

@@ -480,10 +480,27 @@ def test_home_lists_my_clubs_campaigns_and_open_battles(client):
     for foreign in ("Rival Legion", "Rival Campaign", "Their Battle"):
         assert foreign not in html
     # The header's club menu, the sheet library and the CSRF header for htmx.
-    assert 'href="/#club-home-guard"' in html
+    assert 'href="/clubs/home-guard/"' in html
     assert reverse("sheet_list") in html
     assert re.search(r'<body hx-headers=\'\{"X-CSRFToken": "[A-Za-z0-9]+"\}\'>', html)
     assert '<meta name="htmx-config" content=\'{"includeIndicatorStyles":false,"allowEval":false}\'>' in html
+
+
+@pytest.mark.django_db
+def test_a_player_reaches_their_club_page_in_one_tap(client):
+    """From any page's Clubs menu, from the home page's card of the club, and from a campaign's
+    breadcrumbs: the club's own page, not an anchor on the home page."""
+    w = make_world()
+    signed_in(client, w.player)
+    club_url = reverse("club", args=[w.club.slug])
+    home = page(client.get(reverse("home")))
+    [menu] = home.find_all("ul", cls="menu-list")
+    assert [(a.attrs["href"], a.text()) for a in menu.find_all("a")] == [(club_url, w.club.name)]
+    [title] = home.find(f"club-{w.club.slug}").find_all("h3")
+    assert [(a.attrs["href"], a.text()) for a in title.find_all("a")] == [(club_url, w.club.name)]
+    campaign = body(client.get(reverse("campaign", args=[w.campaign.pk])))
+    assert f'<a href="{club_url}">{w.club.name}</a>' in campaign and "#club-" not in campaign
+    assert client.get(club_url).status_code == 200
 
 
 @pytest.mark.django_db

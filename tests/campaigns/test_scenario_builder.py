@@ -154,6 +154,32 @@ def test_place_by_typing_coordinates(client, demo, hill):
     assert (house.x, house.y) == (Decimal("10.25"), 30)
 
 
+def test_a_refused_place_opens_the_page_at_the_marked_structure(client, demo):
+    """The typed coordinates post to an address carrying the structure's fragment, so the page
+    re-rendered with the error opens at that structure's row (a real browser scrolls there: see
+    the phone test below); a good Place still redirects to the same fragment."""
+    scenario = demo.village
+    shop = scenario.structures.get(name="Timber workshop")
+    signed_in(client, demo.designer)
+    url = reverse("scenario_structure_move", args=[scenario.pk, shop.pk])
+    form = page(client.get(reverse("scenario", args=[scenario.pk]))).find(f"coords-{shop.pk}")
+    assert form.attrs["action"] == f"{url}#structure-{shop.pk}"
+
+    response = client.post(url, {f"s{shop.pk}-x": "100", f"s{shop.pk}-y": "27"})
+    assert response.status_code == 400
+    row = page(response).find(f"structure-{shop.pk}")
+    assert "The table is 72″ wide: enter 0 to 72" in row.text()
+    assert row.find(f"coords-{shop.pk}").attrs["action"] == f"{url}#structure-{shop.pk}"
+    shop.refresh_from_db()
+    assert (shop.x, shop.y) == (42, 27)
+
+    response = client.post(url, {f"s{shop.pk}-x": "40.5", f"s{shop.pk}-y": "27"})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("scenario", args=[scenario.pk]) + f"#structure-{shop.pk}"
+    shop.refresh_from_db()
+    assert (shop.x, shop.y) == (Decimal("40.5"), 27)
+
+
 def test_the_drag_endpoint_snaps_to_half_inches_and_returns_the_map(client, demo, hill):
     add(client, hill, "foxhole")
     hole = hill.structures.get()
@@ -498,3 +524,31 @@ def test_drag_a_structure_on_the_map(browser, live_server):
     assert barn.x == before + Decimal("0.5")
     assert problems == []
     page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_place_on_a_phone_shows_the_marked_field(browser, live_server):
+    """390px wide, no map drag: type an x off the table and press Place. The page that comes back
+    shows the field with its error on screen, not the top of a page thousands of pixels long."""
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    shop = scenario.structures.get(name="Timber workshop")
+    context = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False)
+    page = context.new_page()
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
+    x = page.locator(f"#coords-{shop.pk} input[name='s{shop.pk}-x']")
+    x.fill("100")
+    with page.expect_navigation():
+        page.locator(f"#coords-{shop.pk} button[type=submit]").click()
+    error = page.locator(f"#coords-{shop.pk} .field-error").first
+    assert "The table is 72″ wide" in error.inner_text()
+    expect = pytest.importorskip("playwright.sync_api").expect
+    expect(error).to_be_in_viewport(timeout=2_000)
+    expect(page.locator(f"#coords-{shop.pk} input[name='s{shop.pk}-x']")).to_be_in_viewport(timeout=2_000)
+    assert page.evaluate("window.scrollY") > 1000
+    assert page.url.endswith(f"/structures/{shop.pk}/move/#structure-{shop.pk}")
+    shop.refresh_from_db()
+    assert shop.x == 42
+    context.close()

@@ -366,6 +366,19 @@ def test_players_and_library_sheets_are_read_only(client, world):
     assert unchanged(world.library)
 
 
+def test_a_refused_editor_says_why_on_a_page_with_the_sites_navigation(client, world):
+    """A library sheet's editor, opened by a player from a phone: the reason and a way on, not a bare 403."""
+    signed_in(client, world.player)
+    response = client.get(reverse("sheet_edit", args=[world.library.pk]))
+    assert response.status_code == 403
+    assert ("Library sheets are read-only (clone one), and only a club's organisers and designers edit its sheets."
+            in " ".join(text_of(response, "main").split()))
+    html = body(response)
+    assert 'class="site-nav"' in html and f'href="{reverse("sheet_list")}"' in html and '<a href="/">Home</a>' in html
+    assert_csp_clean(response)
+    assert unchanged(world.library)
+
+
 def test_other_clubs_sheets_are_not_found(client, world):
     signed_in(client, world.designer)
     for name in ("sheet_edit", "sheet_export", "sheet_print", "sheet"):

@@ -13,6 +13,7 @@ from django import forms
 
 from apps import rules
 from apps.battles import services
+from apps.rules.dice import ordinal
 
 DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
 # What "Attacking unit" means where naming it is optional.
@@ -83,11 +84,15 @@ class DieRow:
     """One die the players must enter, in the order the rules ask for it."""
 
     index: int
-    label: str
+    label: str  # the whole of it ("HE hits, second d6"), for messages and screen readers
     sides: int
     value: str = ""
     error: str = ""
     focus: bool = False
+    short: str = ""  # beside the field: a group's later dice say only which die they are
+
+    def __post_init__(self):
+        self.short = self.short or self.label
 
     @property
     def name(self):
@@ -381,7 +386,8 @@ def dice_rows(plan_next_die, values):
         group = [rules.DieSpec(spec.purpose, spec.sides, j, spec.count) for j in range(spec.index, spec.count + 1)]
         entered = values[used:used + len(group)]
         for k, die in enumerate(group):
-            rows.append(DieRow(used + k, die.label, die.sides, entered[k] if k < len(entered) else ""))
+            rows.append(DieRow(used + k, die.label, die.sides, entered[k] if k < len(entered) else "",
+                               short="" if k == 0 else f"{ordinal(die.index)} d{die.sides}"))
         bad = [r for r in rows[-len(group):] if r.value and not _face(r.value, r.sides)]
         for r in bad:
             r.error = f"{r.label}: {r.value} is not a d{r.sides} result"

@@ -25,6 +25,9 @@ What it does, every time from scratch:
 5. does the same again with CONN_MAX_AGE=0 (a new database connection per request) to show what
    persistent connections are worth.
 
+Beside each figure, "CPU ms": the server's CPU time (gunicorn's and PostgreSQL's processes, from /proc)
+per request during that run; steadier than requests/s on a VM whose speed drifts.
+
 Raw wrk output goes to bench/results/ (git-ignored). Exits non-zero if a target fails.
 Targets (issue 5, item 13), at 16 connections on these 2-core machines:
 the attack POST ≥ 0.06× the do-nothing view's requests/s with p99 < 100 ms; the unchanged poll ≥ 0.35×.

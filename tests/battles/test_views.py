@@ -276,7 +276,7 @@ def test_i_rolled_dice_resolve_exactly_as_entered(client, w):
     assert f"Resolved #{entry.seq}" in form_html(response)
     assert 'hx-swap-oob="afterbegin:#log-list"' in html and f'id="log-{entry.seq}"' in html
     assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html
-    assert '<header id="battle-header"' in html and f"v{battle.version}" in text_of(response, "battle-header")
+    assert '<header id="battle-header"' in html and f"Version {battle.version}" in text_of(response, "battle-header")
     assert '<section id="card"' not in html or sid(w.house) in html
     new_token = re.search(r'name="client_token" value="([0-9a-f-]+)"', html).group(1)
     assert new_token != he_attack(w)["client_token"]

@@ -256,6 +256,32 @@ def test_dice_typed_while_the_form_answers_are_on_their_way_are_kept(live_server
     assert [d["faces"] for d in LogEntry.objects.get(battle=demo, seq=seq).dice] == [[6, 5]]
 
 
+def test_hits_on_a_squad_lead_to_its_damage_roll_in_one_tap(live_server, demo, watch):
+    """Bolt Action: HE that leaves the squad standing scores hits, rolled for damage next. The answer
+    offers that roll; one tap fills in the form with the squad, the hits, HE and the gun."""
+    townhouse, sid, units, shell = ids(demo)
+    gun, squad = units[("A", "Field gun team")], units[("B", "Grenadier Squad 2")]
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
+    choose(alice, "#id_attacker", gun)
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", squad)
+    check(alice, '#id_dice_mode input[value="player"]')
+    check(alice, '#id_hit input[value="yes"]')
+    die(alice, 0, 2)
+    die(alice, 1, 1)
+    alice.click("button.resolve")
+    follow_up = alice.locator("#attack-form .follow-up a")
+    expect(follow_up).to_have_text(re.compile(r"^Roll damage: 3 hits on Grenadier Squad 2"))
+    with swapped(alice, "#attack-form"):
+        follow_up.tap()
+    expect(alice.locator("#id_action")).to_have_value("ba_damage")
+    expect(alice.locator("#id_target")).to_have_value(squad)
+    expect(alice.locator("#id_attacker")).to_have_value(gun)
+    expect(alice.locator('input[name="hits"]')).to_have_value("3")
+    expect(alice.locator('input[name="source"][value="he"]')).to_be_checked()
+
+
 def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, watch):
     townhouse, sid, units, shell = ids(demo)
     seq = newest_seq(demo) + 1

@@ -274,16 +274,28 @@ def touched_by(entries, board, *, map_known, map_version, card):
 
 
 def last_undoable(battle, page=None):
-    """The entry `services.undo_last` would undo (the newest that is not an undo or undone), if it can
-    restore anything. Usually among the entries the page shows already; otherwise one query."""
+    """What `services.undo_last` would undo (the newest entry that is not an undo or undone), if it can
+    restore anything: seq, seqs (with, for an upkeep, the End turn that ran it: one Undo takes back
+    both), actor and summary. Usually among the entries the page shows already; otherwise one query."""
     if page is not None:
-        last = next((e for e in page.entries if not e.undone and e.action != "undo"), None)
-        if last is not None or not page.more:
-            return last and {"seq": last.seq, "actor_id": last.actor_id, "actor_name": last.actor_name,
-                             "summary": last.summary, "restorable": last.restorable}
-    return (battle.log_entries.filter(undone=False).exclude(action="undo").order_by("-seq")
-            .annotate(restorable=RESTORABLE)
-            .values("seq", "actor_id", "actor_name", "summary", "restorable").first())
+        last = next((i for i, e in enumerate(page.entries) if not e.undone and e.action != "undo"), None)
+        if last is not None and last + 1 < len(page.entries) or not page.more:
+            return last is not None and _undoable(page.entries[last], page.entries[last + 1:last + 2])
+    rows = list(battle.log_entries.filter(undone=False).exclude(action="undo").order_by("-seq")
+                .annotate(restorable=RESTORABLE)
+                .values("seq", "actor_id", "actor_name", "summary", "restorable", "action", "undone")[:2])
+    return rows and _undoable(SimpleNamespace(**rows[0]), [SimpleNamespace(**r) for r in rows[1:]])
+
+
+def _undoable(last, below):
+    """An upkeep right after the End turn that ran it is undone with it (`services.undo_last` reads the
+    upkeep's `follows`; the log page does not load inputs, and an End turn always runs its upkeep at
+    once, so the entry below tells the same)."""
+    ended = next((e for e in below if e.action == "end_turn" and e.seq == last.seq - 1 and not e.undone), None)
+    paired = last.action == "upkeep" and ended is not None
+    return {"seq": last.seq, "seqs": f"#{ended.seq}–#{last.seq}" if paired else f"#{last.seq}", "actor_id": last.actor_id,
+            "actor_name": last.actor_name, "restorable": last.restorable,
+            "summary": f"{ended.summary} and its upkeep" if paired else last.summary}
 
 
 def newest_seq(battle):

@@ -573,6 +573,7 @@ def test_upkeep_then_end_turn(client, w):
     battle = Battle.objects.get(pk=w.battle.pk)
     assert battle.upkeep_turn == 1 and LogEntry.objects.filter(battle=battle, action="upkeep").count() == 1
     assert "Start-of-turn upkeep" not in text_of(response, "turns")
+    assert "Undo #1" in text_of(response, "turns") and "Undo #1–" not in text_of(response, "turns")
 
     response = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": str(uuid.uuid4())})
     assert response.status_code == 303
@@ -580,7 +581,12 @@ def test_upkeep_then_end_turn(client, w):
     assert battle.turn == 2 and battle.upkeep_turn == 2
     assert list(LogEntry.objects.filter(battle=battle).order_by("seq").values_list("action", flat=True)) == [
         "upkeep", "end_turn", "upkeep"]
-    assert "Turn 2" in text_of(client.get(url(w, "battle")), "battle-header")
+    response = client.get(url(w, "battle"))
+    assert "Turn 2" in text_of(response, "battle-header")
+    # One Undo takes back the End turn with the upkeep it ran, and its button says so.
+    assert "Undo #2–#3" in text_of(response, "turns") and "and its upkeep" in text_of(response, "turns")
+    from apps.battles.views import last_undoable
+    assert last_undoable(battle)["seqs"] == "#2–#3"  # the same without the page's entries in hand
 
 
 def test_turn_buttons_share_no_token(client, w):

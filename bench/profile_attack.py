@@ -59,6 +59,8 @@ def main(argv):
     parser.add_argument("-n", type=int, default=200, help="attacks measured (default 200)")
     parser.add_argument("--cprofile", type=int, metavar="N", default=0,
                         help="also print cProfile's N functions of most own time (not timed: cProfile slows it)")
+    parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"],
+                        help="order of the cProfile list: own time (default) or time including callees")
     args = parser.parse_args(argv)
 
     tmp = Path(tempfile.mkdtemp(prefix="redoubt-profile-"))
@@ -117,7 +119,7 @@ def main(argv):
         import pstats
         profiler = cProfile.Profile()
         profiler.runcall(lambda: [one_attack() for _ in range(args.n)])
-        pstats.Stats(profiler).sort_stats("tottime").print_stats(args.cprofile)
+        pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.cprofile)
     return 0
 
 

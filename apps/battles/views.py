@@ -279,8 +279,10 @@ def last_undoable(battle, page=None):
     both), actor and summary. Usually among the entries the page shows already; otherwise one query."""
     if page is not None:
         last = next((i for i, e in enumerate(page.entries) if not e.undone and e.action != "undo"), None)
-        if last is not None and last + 1 < len(page.entries) or not page.more:
-            return last is not None and _undoable(page.entries[last], page.entries[last + 1:last + 2])
+        # An upkeep needs the entry below it too (`_undoable`).
+        below = page.entries[last + 1:last + 2] if last is not None else []
+        if last is not None and (below or page.entries[last].action != "upkeep") or not page.more:
+            return last is not None and _undoable(page.entries[last], below)
     rows = list(battle.log_entries.filter(undone=False).exclude(action="undo").order_by("-seq")
                 .annotate(restorable=RESTORABLE)
                 .values("seq", "actor_id", "actor_name", "summary", "restorable", "action", "undone")[:2])

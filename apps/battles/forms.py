@@ -118,6 +118,21 @@ def _place(state, unit):
     return "off the table"
 
 
+# About what a select shows of its choice at 390 px before cutting it off.
+LONG_CHOICE = 33
+
+
+def _chosen_label(choices, value):
+    for key, label in choices:
+        if isinstance(label, (list, tuple)):  # an optgroup
+            found = _chosen_label(label, value)
+            if found:
+                return found
+        elif str(key) == value and value:
+            return str(label)
+    return ""
+
+
 def unit_choice(state, unit, note=""):
     label = f"{unit.label} (side {unit.side}, {unit.models} model{'' if unit.models == 1 else 's'}, {_place(state, unit)})"
     return unit.id, label + (f" — {note}" if note else "")
@@ -169,6 +184,7 @@ class ActionForm(forms.Form):
         self.odds, self.odds_hint = None, ""
         self.submitted = False  # re-rendered after a refused Resolve: say so beside the button
         self._add_fields()
+        self._repeat_long_choices()
 
     # Building -------------------------------------------------------------------------------
 
@@ -227,6 +243,14 @@ class ActionForm(forms.Form):
         if f.type == "weapon":
             return forms.CharField(widget=forms.Select(choices=self._weapons(f.name)), **kw)
         return forms.CharField(**kw)
+
+    def _repeat_long_choices(self):
+        """A native select shows its choice on one line, cut off on a phone ("Grenadier Squad 1 (side
+        B, 7 mode…"): a long choice is repeated in full under it (`chosen_in_full`)."""
+        for name, field in self.fields.items():
+            if type(field.widget) is forms.Select:
+                label = _chosen_label(field.widget.choices, str(self.data.get(name, "")))
+                field.chosen_in_full = label if len(label) > LONG_CHOICE else ""
 
     def _count_choices(self):
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))

@@ -164,6 +164,16 @@ def test_a_tap_leaves_the_unit_a_damage_roll_hits_alone(client, w):
     assert target.find_all("option")[0].attrs.get("value") == "" and selected(fresh)["target"] == [""]
 
 
+def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):
+    """A native select cuts its choice off at a phone's width: a long one is repeated under it."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_he", "structure": sid(w.house),
+                                                   "target": uid(w.squad), "weapon": f"w{w.he.pk}"}, **HTMX))
+    repeated = {field.attrs["id"]: p.text() for field in form.find_all("div", cls="field")
+                for p in field.find_all("p", cls="chosen-in-full")}
+    assert repeated == {"field-target": "Grenadiers (side B, 10 models, in Brick house, floor 1)"}
+
+
 def test_the_map_names_each_structure_below_its_footprint(client, w):
     Structure.objects.filter(pk=w.house.pk).update(rotation=90, width=10, depth=4)
     signed(client, w.alice)

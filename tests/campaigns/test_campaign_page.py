@@ -130,6 +130,14 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     assert "Collapsed – rubble" in text_of(response, f"ground-{house.pk}")
     assert "Impassable" in text_of(response, f"ground-{house.pk}")
     assert "Burning 40 sq in" in text_of(response, f"ground-{barn.pk}")
+    # This campaign puts fires out between sessions: the page says so rather than show a fire that
+    # the next session will not have.
+    assert not demo.campaign.fires_persist
+    assert "the fire is out when the next one starts" in text_of(response, f"ground-{barn.pk}")
+    assert "Burning when the last session ended (out by the next)" in text_of(response, "tally-ground")
+    type(demo.campaign).objects.filter(pk=demo.campaign.pk).update(fires_persist=True)
+    kept = client.get(campaign_url(demo))
+    assert "the fire is out" not in text_of(kept, f"ground-{barn.pk}") and "Burning 40 sq in" in text_of(kept, f"ground-{barn.pk}")
     assert "Damaged 50%" in text_of(response, f"ground-{tower.pk}")
     assert "Damage 15/30" in text_of(response, f"ground-{tower.pk}")
     crew = text_of(response, f"ground-{loghouse.pk}")

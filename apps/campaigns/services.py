@@ -17,7 +17,7 @@ from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign
 from apps.rules import ActionRefused
-from apps.structures.models import Structure
+from apps.structures.models import Floor, Structure
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
                 "weather", "options")
@@ -108,31 +108,38 @@ def finish_battle(*, battle_id, user, winner="", result=""):
 
 def _write_back(battle, campaign):
     copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
-    originals = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
+    grounds = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
     changed = []
     for copy in copies:
-        original = originals[copy.origin_id]
+        original = grounds[copy.origin_id]
         for field in STRUCTURE_WRITE_FIELDS:
             setattr(original, field, getattr(copy, field))
         changed.append(original)
     Structure.objects.bulk_update(changed, STRUCTURE_WRITE_FIELDS)
 
-    units = list(Unit.objects.filter(army__battle=battle).select_related("army"))
-    originals = {u.pk: u for u in Unit.objects.filter(army__campaign=campaign).select_related("floor__structure")}
+    units = list(Unit.objects.filter(army__battle=battle).select_related("army", "floor__structure"))
+    originals = {u.pk: u for u in Unit.objects.filter(army__campaign=campaign)}
+    floors = {(f.structure_id, f.level): f for f in Floor.objects.filter(structure__campaign=campaign)}
     changed = []
     for unit in units:
         original = originals.get(unit.origin_id)
         if original is None:
             continue
         original.models_left, original.destroyed = unit.models_left, unit.destroyed
-        where = original.floor.structure if original.floor_id else None
+        # Where the battle left it: the same floor of the campaign's structure, or its spot on the table
+        # (a squad that fled a burning barn is not back inside it next session).
+        floor = floors.get((unit.floor.structure.origin_id, unit.floor.level)) if unit.floor_id else None
+        where = grounds[floor.structure_id] if floor is not None else None
+        original.floor = floor
+        if unit.floor_id is None:
+            original.x, original.y = unit.x, unit.y
         if original.destroyed or (where is not None and (where.collapsed or where.destroyed)):
             # Nobody holds a floor of rubble, and the dead hold nothing.
             if where is not None:
                 original.x, original.y = where.x, where.y
             original.floor = None
         changed.append(original)
-    Unit.objects.bulk_update(changed, [*UNIT_CARRIED, "floor", "x", "y"])
+    _move_units(changed)
 
     # Units born in the battle (a crew that left its fortification) join the campaign's rosters.
     armies = {a.side: a for a in Army.objects.filter(campaign=campaign)}
@@ -144,6 +151,14 @@ def _write_back(battle, campaign):
                 models_start=unit.models_start, models_left=unit.models_left, x=unit.x, y=unit.y,
             ).pk)
     return created
+
+
+def _move_units(units):
+    """Save the units' losses and places. Floors are cleared first: each floor holds one unit, and two
+    units that swapped floors would otherwise clash in the middle of the UPDATE."""
+    if units:
+        Unit.objects.filter(pk__in=[u.pk for u in units]).update(floor=None)
+        Unit.objects.bulk_update(units, [*UNIT_CARRIED, "floor", "x", "y"])
 
 
 def reopen_last(*, campaign_id, user):
@@ -169,8 +184,7 @@ def reopen_last(*, campaign_id, user):
         for pk, values in before.get("units", {}).items():
             for field, value in values.items():
                 setattr(units[int(pk)], field, value)
-        if units:
-            Unit.objects.bulk_update(list(units.values()), [*UNIT_CARRIED, "floor", "x", "y"])
+        _move_units(list(units.values()))
         battle.status, battle.finished_at, battle.winner, battle.result = BattleStatus.IN_PROGRESS, None, "", ""
         battle.campaign_before = {}
         append_entry(battle, action="reopen", actor=user, summary="Battle reopened; the campaign is back as it was "

@@ -88,6 +88,36 @@ def test_second_session_starts_from_the_first_sessions_end_state(campaign):
     assert battle_copy(one, bunker).crew_pins == 2
 
 
+def test_units_keep_the_places_the_battle_left_them_in(campaign):
+    """A squad that fled the house stands outside next session; two squads that swapped floors hold
+    the swapped floors (each floor holds one unit, so the write must not clash halfway); reopening
+    puts everyone back."""
+    c, house = campaign["campaign"], campaign["house"]
+    greys = Army.objects.get(campaign=c, side="B")
+    bunker_floor = campaign["bunker"].floors.get()
+    Unit.objects.create(army=greys, name="Crew", models_start=4, models_left=4, floor=bunker_floor)
+    Unit.objects.create(army=greys, name="Rifles", models_start=5, models_left=5, floor=house.floors.get(level=0))
+    before = list(Unit.objects.filter(army__campaign=c).order_by("pk").values("name", "floor_id", "x", "y"))
+    battle = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    copies = {u.name: u for u in Unit.objects.filter(army__battle=battle)}
+    house_copy, bunker_copy = battle_copy(battle, house), battle_copy(battle, campaign["bunker"])
+    # The squad leaves the house for the open; the crew and the rifles swap places.
+    Unit.objects.filter(pk=copies["Squad"].pk).update(floor=None, x=Decimal("12.5"), y=Decimal("30"))
+    Unit.objects.filter(pk=copies["Crew"].pk).update(floor=None)
+    Unit.objects.filter(pk=copies["Rifles"].pk).update(floor=bunker_copy.floors.get())
+    Unit.objects.filter(pk=copies["Crew"].pk).update(floor=house_copy.floors.get(level=0))
+
+    services.finish_battle(battle_id=battle.pk, user=campaign["org"], winner="A")
+    after = {u.name: u for u in Unit.objects.filter(army__campaign=c)}
+    assert (after["Squad"].floor_id, after["Squad"].x, after["Squad"].y) == (None, Decimal("12.5"), Decimal("30"))
+    assert after["Crew"].floor_id == house.floors.get(level=0).pk
+    assert after["Rifles"].floor_id == bunker_floor.pk
+    assert after["Gun"].floor_id is None and (after["Gun"].x, after["Gun"].y) == (5, 5)
+
+    services.reopen_last(campaign_id=c.pk, user=campaign["org"])
+    assert list(Unit.objects.filter(army__campaign=c).order_by("pk").values("name", "floor_id", "x", "y")) == before
+
+
 def test_fires_can_keep_burning_into_the_next_session(campaign):
     Campaign.objects.filter(pk=campaign["campaign"].pk).update(fires_persist=True)
     one = play_session_one(campaign)

@@ -9,6 +9,7 @@ from django.forms import formset_factory
 
 from apps.armies.models import Army, Side as ArmySide, Unit, UnitKind, Weapon
 from apps.battles.models import BattleStatus
+from apps.campaigns.formats import SMALL
 from apps.campaigns.models import Scenario
 from apps.structures import blueprints
 from apps.structures.formats import number
@@ -18,8 +19,14 @@ SHEET_KINDS = {"bunker", "fort", "pillbox", "strongpoint", "weapon_turret", "wea
 HALF = Decimal("0.5")
 
 
+# Six digits, two after the point: Django's own words for the limit ("no more than 4 digits before
+# the decimal point") mean nothing to a club.
+INCH_ERRORS = {"max_whole_digits": "At most 9999 inches", "max_digits": "At most 9999 inches",
+               "max_decimal_places": "At most two decimal places (0.01″)"}
+
+
 def inches(label, **kw):
-    return forms.DecimalField(label=label, max_digits=6, decimal_places=2, min_value=0,
+    return forms.DecimalField(label=label, max_digits=6, decimal_places=2, min_value=0, error_messages=INCH_ERRORS,
                               widget=forms.NumberInput(attrs={"step": "0.5", "inputmode": "decimal"}), **kw)
 
 
@@ -36,12 +43,13 @@ class ScenarioForm(forms.ModelForm):
                   "damage_variant": "Damage points"}
         help_texts = {"table_width": "", "table_depth": ""}
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        error_messages = {"table_width": INCH_ERRORS, "table_depth": INCH_ERRORS}
 
     def __init__(self, *args, club=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.club = club or (self.instance.club if self.instance.pk else None)
         for name in ("table_width", "table_depth"):
-            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5"})
+            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5", "min": "0.5", "max": "9999"})
         if self.instance.pk:
             self.fields["version"].initial = self.instance.version
             for name in ("table_width", "table_depth"):
@@ -162,7 +170,7 @@ class StructureForm(forms.ModelForm):
         self.fields["connections"].queryset = scenario.structures.exclude(pk=self.instance.pk).order_by("name")
         self.fields["connections"].help_text = "Sections of one large building (Bolt Action: each at most 8″ × 8″)"
         for name in ("x", "y", "width", "depth", "rotation", "facing"):
-            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5"})
+            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5", "min": "0.5", "max": "9999"})
         for name in ("x", "y", "width", "depth", "rotation", "facing"):
             if self.instance.pk:
                 self.initial[name] = number(getattr(self.instance, name))
@@ -312,11 +320,12 @@ class UnitForm(forms.ModelForm):
                               help_text="On a floor of a structure, at a point on the table, or not placed yet")
     x = inches("x (from the left edge)", required=False)
     y = inches("y (from the top edge)", required=False)
+    # The limits the scenario import checks: what the builder saves must import back.
+    models_start = forms.IntegerField(label="Models", min_value=1, max_value=SMALL)
 
     class Meta:
         model = Unit
         fields = ["name", "kind", "tank_class", "experience", "models_start", "fireteam"]
-        labels = {"models_start": "Models"}
 
     def __init__(self, *args, scenario, **kwargs):
         super().__init__(*args, **kwargs)
@@ -327,7 +336,6 @@ class UnitForm(forms.ModelForm):
                 floors.append((f"floor:{floor.pk}", f"{structure.name} — {floor.label}"))
         self.fields["place"].choices = [("", "Not placed"), ("point", "A point on the table (x, y)"), *floors]
         self.floor_ids = {key: int(key.split(":")[1]) for key, _ in floors}
-        self.fields["models_start"].min_value = 1
         if self.instance.pk:
             if self.instance.floor_id:
                 self.fields["place"].initial = f"floor:{self.instance.floor_id}"

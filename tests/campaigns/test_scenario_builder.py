@@ -70,6 +70,7 @@ def test_create_a_scenario(client, demo):
     ({"name": "Village crossroads"}, "name", "already has a scenario with this name"),
     ({"table_width": "0"}, "table_width", "more than 0"),
     ({"ruleset": "chess"}, "ruleset", "Select a valid choice"),
+    ({"table_depth": "100000"}, "table_depth", "At most 9999 inches"),
 ])
 def test_bad_settings_are_refused_beside_the_field(client, demo, fields, field, words):
     before = Scenario.objects.count()
@@ -336,6 +337,11 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     gun = {**squad, "name": "AT gun", "kind": "artillery", "place": "point", "x": "12.5", "y": "3"}
     assert client.post(url, gun).status_code == 302
     assert Unit.objects.get(name="AT gun").x == Decimal("12.5")
+    # What the builder saves must import back: the scenario import takes 1 to 32767 models.
+    for models, words in (("0", "greater than or equal to 1"), ("99999999", "less than or equal to 32767")):
+        response = client.post(url, {**squad, "name": "Odd squad", "place": "", "models_start": models})
+        assert response.status_code == 400 and words in body(response)
+    assert not Unit.objects.filter(name="Odd squad").exists()
     tank = {**squad, "name": "Panzer", "kind": "infantry", "tank_class": "heavy", "place": ""}
     response = client.post(url, tank)
     assert response.status_code == 400 and "Only vehicles have a tank class" in body(response)

@@ -1,0 +1,49 @@
+"""Layout a club runs into away from the battle screen's happy path, in real Chromium on a phone:
+names a club typed without spaces, and the places a page jumps to."""
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from apps.battles.models import Battle
+from apps.campaigns.models import Campaign
+from apps.structures.models import BunkerSheet, Structure
+from tests.browser.conftest import sign_in
+
+pytestmark = [pytest.mark.browser]
+
+
+def test_names_without_spaces_do_not_widen_any_page(live_server, demo, watch):
+    """A session named with 120 letters and no space (the field allows it), a structure and a sheet
+    likewise: every page they appear on still fits a 390 px phone, so nothing needs sideways scrolling
+    and no tap lands on the wrong panel."""
+    Battle.objects.filter(pk=demo.pk).update(name="Crossroads" + "Z" * 110)
+    house = Structure.objects.get(battle=demo, name="Brick house at the crossroads")
+    Structure.objects.filter(pk=house.pk).update(name="Brick" + "H" * 60)
+    sheet = BunkerSheet.objects.order_by("pk").first()
+    BunkerSheet.objects.filter(pk=sheet.pk).update(name="Sheet" + "S" * 60)
+    campaign = Campaign.objects.get(pk=demo.campaign_id)
+    page = sign_in(watch("demo"), live_server.url, "demo")
+    for path in ("/", reverse("club", args=[campaign.club.slug]), reverse("campaign", args=[campaign.pk]),
+                 reverse("battle", args=[demo.pk]) + f"?target=s{house.pk}", reverse("sheet", args=[sheet.pk]),
+                 reverse("sheet_print", args=[sheet.pk])):
+        page.goto(live_server.url + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{path} is {width} px wide on a 390 px phone"
+
+
+def test_a_jump_to_a_fragment_is_not_hidden_under_the_header(live_server, demo, watch):
+    """Where the header stays on screen (one line, wider than a phone), a #fragment's target must
+    show below it; on a phone the header scrolls away with the page."""
+    campaign = Campaign.objects.get(pk=demo.campaign_id)
+    url = live_server.url + reverse("club", args=[campaign.club.slug]) + "#members"
+    phone = sign_in(watch("demo on a phone"), live_server.url, "demo")
+    phone.goto(url)
+    assert phone.evaluate("getComputedStyle(document.querySelector('.site-header')).position") == "static"
+    desk = sign_in(watch("demo at a desk"), live_server.url, "demo")
+    desk.set_viewport_size({"width": 1280, "height": 800})
+    desk.goto(url)
+    header = desk.evaluate("document.querySelector('.site-header').getBoundingClientRect().bottom")
+    target = desk.evaluate("document.getElementById('members').getBoundingClientRect().top")
+    assert desk.evaluate("window.scrollY") > 0 and target >= header, (target, header)
+    expect(desk.locator("#members")).to_be_in_viewport()

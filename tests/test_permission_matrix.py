@@ -97,7 +97,8 @@ class Forms(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "form":
-            self.form = (a.get("action") or self.url, [])
+            # A browser posts to the action without its #fragment (which only says where to land).
+            self.form = ((a.get("action") or self.url).split("#")[0], [])
             self.forms.append(self.form)
         elif self.form is None:
             return
@@ -234,6 +235,7 @@ def prepare(d):
     d.army = form_on(organiser, scenario, reverse("scenario_army", args=[o.scenario.pk, o.army.pk]))
     d.army[f"army{o.army.pk}-name"] = ["Renamed company"]
     d.start = form_on(organiser, scenario, reverse("scenario_start", args=[o.scenario.pk]))
+    d.campaign = form_on(organiser, scenario, reverse("scenario_campaign", args=[o.scenario.pk]))
     structure_page = reverse("scenario_structure", args=[o.scenario.pk, o.scenario_structure.pk])
     d.structure_edit = form_on(organiser, structure_page)
     d.structure_edit["name"] = ["Renamed house"]
@@ -471,6 +473,7 @@ ROWS = [
         data=lambda d, role: {"x": "2", "y": "2"}, kwargs=scenario_unit),
     Row("scenario_unit_delete", "POST", EDITORS, changes=True, kwargs=scenario_unit),
     Row("scenario_start", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.start),
+    Row("scenario_campaign", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.campaign),
     Row("scenario_export", "GET", MEMBERS, kwargs=scenario_pk),
     Row("scenario_print", "GET", MEMBERS, kwargs=scenario_pk),
 ]

@@ -205,7 +205,8 @@ def member_role(request, club, pk):
             return member_refused(request, club, membership, LAST_ORGANISER.format(name=membership.user.get_username()))
         Membership.objects.filter(pk=membership.pk).update(role=role)
     messages.success(request, f"{membership.user.get_username()} is now {Role(role).label.lower()}.")
-    return see_other(club_url(club, "members"))
+    # Land on the member's own row, its new role on screen (the message is at the top, far above).
+    return see_other(club_url(club, f"member-{membership.pk}"))
 
 
 @login_required

@@ -321,7 +321,7 @@ class UnitForm(forms.ModelForm):
     x = inches("x (from the left edge)", required=False)
     y = inches("y (from the top edge)", required=False)
     # The limits the scenario import checks: what the builder saves must import back.
-    models_start = forms.IntegerField(label="Models", min_value=1, max_value=SMALL)
+    models_start = forms.IntegerField(label="Models", min_value=1, max_value=SMALL, initial=1)
 
     class Meta:
         model = Unit
@@ -409,6 +409,22 @@ class BaseUnitWeaponFormSet(forms.BaseFormSet):
 
 
 UnitWeaponFormSet = formset_factory(UnitWeaponForm, formset=BaseUnitWeaponFormSet, extra=2, max_num=30, absolute_max=40)
+
+
+class StartCampaignForm(forms.Form):
+    name = forms.CharField(max_length=120, label="Campaign name")
+    fires_persist = forms.BooleanField(required=False, label="Fires keep burning into the next session")
+    single_open_battle = forms.BooleanField(required=False, initial=True, label="One open battle at a time")
+
+    def __init__(self, *args, club, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.club = club
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        if self.club.campaigns.filter(name=name).exists():
+            raise forms.ValidationError(f"{self.club.name} already has a campaign called {name}.")
+        return name
 
 
 class StartBattleForm(forms.Form):

@@ -22,12 +22,13 @@ from apps.armies.models import Unit, UnitWeapon
 from apps.battles.log import append_entry
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions
+from apps.campaigns import services as campaign_services
 from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
 from apps.campaigns.models import Scenario
 from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
-                                           ScenarioForm, StartBattleForm, StructureForm, UnitForm, UnitWeaponFormSet,
-                                           ZoneFormSet)
+                                           ScenarioForm, StartBattleForm, StartCampaignForm, StructureForm, UnitForm,
+                                           UnitWeaponFormSet, ZoneFormSet)
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure
@@ -165,6 +166,8 @@ def builder_context(request, scenario, **overrides):
         if len(sides) < 2 else None,
         "start_form": overrides.get("start_form") or StartBattleForm(initial={
             "name": f"{scenario.name} — {timezone.localdate():%d %b %Y}"}),
+        "campaign_form": overrides.get("campaign_form") or StartCampaignForm(
+            club=scenario.club, prefix="campaign", initial={"name": f"{scenario.name} campaign"}),
         "sheets_used": sorted({s.sheet for s in structures if s.sheet_id}, key=lambda sh: sh.name),
         "blueprints": blueprints.BLUEPRINTS,
         **map_pieces(scenario, structures, armies),
@@ -513,6 +516,21 @@ def scenario_start(request, pk):
                      summary=f"Battle started from the scenario {scenario.name}; it is {status}.")
     messages.success(request, f"{battle.name} has its own copy of the ground and both forces.")
     return redirect("battle", pk=battle.pk)
+
+
+@login_required
+@require_POST
+def scenario_campaign(request, pk):
+    """Organisers start a campaign on the scenario's ground and forces; its first session is set up."""
+    scenario = visible_scenario(request, pk)
+    if not permissions.is_organiser(request.user, scenario.club_id):
+        raise PermissionDenied("Only the club's organisers start campaigns.")
+    form = StartCampaignForm(request.POST, club=scenario.club, prefix="campaign")
+    if not form.is_valid():
+        return builder_with_errors(request, scenario, campaign_form=form)
+    campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **form.cleaned_data)
+    messages.success(request, f"{campaign.name} has its own copy of the ground and both forces; session 1 is set up.")
+    return redirect("campaign", pk=campaign.pk)
 
 
 @login_required

@@ -6,7 +6,7 @@ session can be reopened and the campaign restored to exactly what it was before 
 """
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
 from django.utils import timezone
 
 from apps.armies.models import Army, Unit
@@ -15,7 +15,7 @@ from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
-from apps.campaigns.models import Campaign
+from apps.campaigns.models import Campaign, Scenario
 from apps.rules import ActionRefused
 from apps.structures.models import Floor, Structure
 
@@ -31,10 +31,26 @@ def _organiser(user, campaign, what):
         raise ActionRefused("campaign", campaign.pk, f"Only an organiser of {campaign.club} may {what}")
 
 
-def start_session(*, campaign_id, user, name="", weather=None):
+def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
+    """A campaign on a scenario's ground and forces (its own copies: the scenario stays as it is), with
+    its first session set up on the scenario's table. Organisers only."""
+    with transaction.atomic():
+        scenario = Scenario.objects.get(pk=scenario_id)
+        if not permissions.is_organiser(user, scenario.club_id):
+            raise ActionRefused("campaign", None, f"Only an organiser of {scenario.club} may start a campaign")
+        campaign = Campaign.objects.create(
+            club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
+            single_open_battle=single_open_battle, **{field: getattr(scenario, field) for field in RULES_FIELDS})
+        copy_battlefield(scenario, campaign=campaign)
+        start_session(campaign_id=campaign.pk, user=user, table=(scenario.table_width, scenario.table_depth))
+        return campaign
+
+
+def start_session(*, campaign_id, user, name="", weather=None, table=None):
     """A new battle on the campaign's ground as it stands: damage, rubble, fires (out, unless the
     campaign keeps them burning), bunker crews with their losses and penetrating hits; every army's
-    roster with its losses; pins, Down and activations cleared."""
+    roster with its losses; pins, Down and activations cleared. On `table` (width, depth), by default
+    the last session's."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "start a session")
@@ -43,9 +59,13 @@ def start_session(*, campaign_id, user, name="", weather=None):
             raise ActionRefused("campaign", campaign.pk,
                                 f"{open_battle.name} is still open: finish it before starting the next session")
         number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
+        last = campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at").values("table_width", "table_depth").first()
+        if table is None and last is not None:
+            table = (last["table_width"], last["table_depth"])
         battle = Battle.objects.create(
             club_id=campaign.club_id, campaign=campaign, name=name or f"{campaign.name} — session {number}",
             session_number=number, status=BattleStatus.SETUP,
+            **({"table_width": table[0], "table_depth": table[1]} if table else {}),
             **{field: getattr(campaign, field) for field in RULES_FIELDS},
         )
         if weather:

@@ -28,7 +28,10 @@ def home(request):
         .select_related("club", "campaign")
         .order_by("club__name", "-created_at")
     )
-    return render(request, "campaigns/home.html", {"memberships": memberships, "open_battles": open_battles})
+    return render(request, "campaigns/home.html", {
+        "memberships": memberships, "open_battles": open_battles,
+        "organises": any(m.role == Role.ORGANISER for m in memberships),
+    })
 
 
 @login_required

@@ -18,6 +18,7 @@ from apps.campaigns.models import Club, Invite, Membership, Role
 from tests.campaigns.test_pages import PASSWORD, assert_csp_clean, fast_passwords  # noqa: F401
 from tests.campaigns.test_pages import user as account
 from tests.campaigns.test_pages import body as raw_body
+from tests.campaigns.test_pages import page
 
 
 def body(response):
@@ -127,6 +128,9 @@ def test_bad_invitation_settings_are_refused_beside_the_field(c):
     assert response.status_code == 400
     assert Invite.objects.count() == 0
     assert "Select a valid choice" in body(response) and "greater than or equal to 1" in body(response)
+    # The page that comes back opens at the form with its errors, not at the top.
+    actions = [f.attrs.get("action") for f in page(response).find_all("form")]
+    assert reverse("club_invite_new", args=[c.club.slug]) + "#invites" in actions
 
 
 @pytest.mark.parametrize("who", ["dora", "alice"])
@@ -266,6 +270,8 @@ def test_an_organiser_changes_a_role(c):
     response = as_(c.org).post(reverse("club_member_role", args=[c.club.slug, member_pk(c.club, c.alice)]),
                                {"role": Role.DESIGNER, "user": c.org.pk, "club": c.other.pk})
     assert response.status_code == 303
+    # Back at alice's own row, where her new role shows.
+    assert response["Location"].endswith(f"#member-{member_pk(c.club, c.alice)}")
     membership = Membership.objects.get(user=c.alice)
     assert membership.role == Role.DESIGNER and membership.club == c.club
     assert Membership.objects.get(user=c.org).role == Role.ORGANISER

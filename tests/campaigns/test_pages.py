@@ -484,6 +484,9 @@ def test_home_lists_my_clubs_campaigns_and_open_battles(client):
     assert reverse("sheet_list") in html
     assert re.search(r'<body hx-headers=\'\{"X-CSRFToken": "[A-Za-z0-9]+"\}\'>', html)
     assert '<meta name="htmx-config" content=\'{"includeIndicatorStyles":false,"allowEval":false}\'>' in html
+    # Importing a campaign is for organisers, who find it here (a new host has no campaign page yet).
+    assert reverse("campaign_import") not in html
+    assert reverse("campaign_import") in body(signed_in(client, w.organiser).get(reverse("home")))
 
 
 @pytest.mark.django_db

@@ -13,7 +13,8 @@ from django.urls import reverse
 from apps.armies.models import Unit, Weapon
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.formats import export_scenario
-from apps.campaigns.models import Scenario
+from apps.campaigns import services
+from apps.campaigns.models import Campaign, Scenario
 from apps.structures.formats import dumps
 from apps.structures.models import BunkerSheet, Opening, Structure
 from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of  # noqa: F401
@@ -420,6 +421,59 @@ def test_only_organisers_start_battles(client, demo):
     assert Battle.objects.count() == before
     html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
     assert reverse("scenario_start", args=[demo.village.pk]) not in html
+
+
+# ---------------------------------------------------------------------------------- start a campaign
+
+def test_organisers_start_a_campaign_from_a_scenario_with_its_first_session(client, demo, hill):
+    """A club's campaign begins from a scenario: its own ground and forces, the scenario's rules, and
+    session 1 set up on the scenario's table (48 × 36 here); the next session keeps that table."""
+    assert add(client, hill, "house-brick-2").status_code == 302
+    house = hill.structures.get()
+    signed_in(client, demo.designer)
+    client.post(reverse("scenario_army_new", args=[hill.pk]),
+                {"newarmy-side": "A", "newarmy-name": "Guards", "newarmy-owner": demo.player.pk})
+    army = hill.armies.get()
+    Unit.objects.create(army=army, name="Guards squad", models_start=8, models_left=8, floor=house.floors.get(level=1))
+    before = dumps(export_scenario(hill))
+
+    response = signed_in(client, demo.organiser).post(
+        reverse("scenario_campaign", args=[hill.pk]),
+        {"campaign-name": "Road to Caen", "campaign-fires_persist": "on", "campaign-single_open_battle": "on"})
+    campaign = Campaign.objects.get(name="Road to Caen")
+    assert response.status_code == 302 and response["Location"] == reverse("campaign", args=[campaign.pk])
+    assert (campaign.club, campaign.ruleset, campaign.damage_variant, campaign.weather) == (demo.club, "dh", 3, "rain")
+    assert campaign.fires_persist and campaign.single_open_battle
+    ground = campaign.structures.get()
+    assert ground.origin == house and ground.pk != house.pk
+    squad = Unit.objects.get(army__campaign=campaign)
+    assert squad.floor.structure == ground and squad.army.owner == demo.player
+    one = campaign.battles.get()
+    assert (one.session_number, one.status, one.table_width, one.table_depth) == (1, BattleStatus.SETUP, 48, 36)
+    assert one.structures.get().origin == ground
+    assert dumps(export_scenario(hill)) == before  # the scenario is untouched
+
+    page_ = client.get(reverse("campaign", args=[campaign.pk]))
+    assert page_.status_code == 200 and "Road to Caen" in body(page_)
+    services.finish_battle(battle_id=one.pk, user=demo.organiser, winner="A")
+    two = services.start_session(campaign_id=campaign.pk, user=demo.organiser)
+    assert (two.session_number, two.table_width, two.table_depth) == (2, 48, 36)
+
+
+def test_starting_a_campaign_is_for_organisers_and_checks_its_name(client, demo):
+    url = reverse("scenario_campaign", args=[demo.village.pk])
+    before = (Campaign.objects.count(), Battle.objects.count(), Structure.objects.count())
+    for account in (demo.designer, demo.player):
+        assert signed_in(client, account).post(url, {"campaign-name": "Mine"}).status_code == 403
+    assert signed_in(client, demo.outsider).post(url, {"campaign-name": "Mine"}).status_code == 404
+    taken = demo.club.campaigns.first().name
+    response = signed_in(client, demo.organiser).post(url, {"campaign-name": taken})
+    assert response.status_code == 400
+    assert f"already has a campaign called {taken}" in text_of(response, "start-campaign")
+    assert (Campaign.objects.count(), Battle.objects.count(), Structure.objects.count()) == before
+    # A designer is told who may start one instead of finding nothing.
+    html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
+    assert url not in html and "Only the club's organisers start battles and campaigns" in html
 
 
 # ---------------------------------------------------------------------------------- print

@@ -256,14 +256,17 @@ class Checker:
         if not number.is_finite():
             self.error(path, "must be a finite number")
             return None
+        # The bound the data asks for first: -99999 for a coordinate "must be at least 0", not "too large".
+        if low is not None and (number <= low if low_open else number < low):
+            self.error(path, f"must be {'more than' if low_open else 'at least'} {_plain(low)} (it is {value!r})")
+            return None
         if abs(number) >= Decimal(10) ** (max_digits - places):
-            self.error(path, f"is too large ({value!r}); it must stay under {10 ** (max_digits - places)}")
+            limit = 10 ** (max_digits - places)
+            self.error(path, f"is too large ({value!r}); it must stay under {limit}" if number > 0
+                       else f"is too small ({value!r}); it must stay above -{limit}")
             return None
         if number != number.quantize(Decimal(1).scaleb(-places)):
             self.error(path, f"has more than {places} decimal place{'s' * (places != 1)} ({value!r})")
-            return None
-        if low is not None and (number <= low if low_open else number < low):
-            self.error(path, f"must be {'more than' if low_open else 'at least'} {_plain(low)} (it is {value!r})")
             return None
         if high is not None and number > high:
             self.error(path, f"must be at most {_plain(high)} (it is {value!r})")

@@ -10,6 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from apps.armies.models import Weapon
@@ -17,8 +18,18 @@ from apps.campaigns import permissions
 from apps.rules import tables
 from apps.rules.dh import penetration_odds, riflemen, validate_sheet
 from apps.structures import blueprints
-from apps.structures.formats import (FormatErrors, SHEET_KEYS, dumps, export_sheet, import_sheet, parse_document,
-                                     rules_dict, sheet_body, unique_slug, MAX_BYTES)
+from apps.structures.formats import (
+    MAX_BYTES,
+    SHEET_KEYS,
+    FormatErrors,
+    dumps,
+    export_sheet,
+    import_sheet,
+    parse_document,
+    rules_dict,
+    sheet_body,
+    unique_slug,
+)
 from apps.structures.forms import SheetEditor
 from apps.structures.models import BunkerSheet, Floor, Side
 
@@ -423,7 +434,8 @@ def sheet_new(request):
 @login_required
 def sheet_export(request, pk):
     sheet = permissions.get_or_404(permissions.sheets_for(request.user), pk=pk)
-    return json_download(dumps(export_sheet(sheet)), f"{sheet.slug}.redoubt-sheet.json")
+    # Named as the sheet is now: a renamed clone keeps the slug it was cloned with.
+    return json_download(dumps(export_sheet(sheet)), f"{slugify(sheet.name) or sheet.slug}.redoubt-sheet.json")
 
 
 def json_download(text, filename):

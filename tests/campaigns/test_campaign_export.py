@@ -223,6 +223,7 @@ def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
     bad["sheets"][0]["kind"] = "castle"
     bad["scenarios"][0]["table"]["width"] = -1
     bad["structures"][1]["wall_material"] = "unobtainium"
+    bad["structures"][2]["x"] = -99999
     bad["armies"][0]["units"][0]["weapons"][0]["weapon"] = "laser"
     bad["armies"][1]["owner"] = 7
     one = bad["battles"][0]
@@ -248,6 +249,8 @@ def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
                  "battles[0].log[3].created_at", "battles[1].session_number", "battles[2].sequence.activated[0]",
                  "battles[2].finished_at"):
         assert path in paths, (path, caught.value.errors)
+    # Each message says which bound was crossed: below zero is not "too large".
+    assert dict(caught.value.errors)["structures[2].x"] == "must be at least 0 (it is -99999)"
     assert counts() == before
     assert Club.objects.get(slug="new-host").campaigns.count() == 0
 

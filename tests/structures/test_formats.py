@@ -205,6 +205,9 @@ def test_export_download(client, world):
     assert response["Content-Type"].startswith("application/json")
     assert "attachment" in response["Content-Disposition"] and "german-at-bunker" in response["Content-Disposition"]
     assert response.content.decode() == dumps(export_sheet(sheet))
+    BunkerSheet.objects.filter(pk=sheet.pk).update(name="Dora's Bunker")
+    renamed = client.get(reverse("sheet_export", args=[sheet.pk]))
+    assert 'filename="doras-bunker.redoubt-sheet.json"' in renamed["Content-Disposition"]
 
 
 def test_import_page_upload_and_paste(client, world):

@@ -135,5 +135,9 @@ def test_query_counts_do_not_grow_with_structures_or_log_entries(capsys):
     assert large == small
     # Fixed, not only flat: one more query on every attack is a regression too (an Undo label once
     # asked for the entry below the new one on every answer).
-    assert small == {"page": 6, "attack POST (htmx)": 8, "attack POST (plain)": 7, "poll unchanged": 1,
-                     "poll changed": 7, "poll changed, map redrawn": 7}
+    # SQLite has no pipeline: the battle's reads there are one query each.
+    expected = {"page": 6, "attack POST (htmx)": 8, "attack POST (plain)": 7, "poll unchanged": 1,
+                "poll changed": 7, "poll changed, map redrawn": 7} if connection.vendor == "postgresql" else {
+                "page": 12, "attack POST (htmx)": 19, "attack POST (plain)": 18, "poll unchanged": 1,
+                "poll changed": 13, "poll changed, map redrawn": 13}
+    assert small == expected

@@ -539,6 +539,13 @@ def unique_slug(club, slug, taken=()):
     return first_free(slug, existing | set(taken), lambda n: f"{slug[:75]}-{n}")
 
 
+def unique_sheet_name(club, name):
+    from apps.structures.models import BunkerSheet
+
+    existing = set(BunkerSheet.objects.filter(club=club, name__startswith=name).values_list("name", flat=True))
+    return first_free(name, existing, lambda n: f"{name[:90]} ({n})")
+
+
 def new_sheet(body, club, slug=None):
     """An unsaved club sheet from a cleaned body."""
     from apps.structures.models import BunkerSheet
@@ -558,7 +565,8 @@ def _check_designer(club, user):
 def import_sheet(data, *, club, user):
     """A new sheet of `club` from a parsed "redoubt.sheet" document. Raises FormatErrors listing every
     problem (nothing is saved then), PermissionDenied when `user` may not design for `club`.
-    A slug the club already uses gets a -2, -3… suffix."""
+    A slug the club already uses gets a -2, -3… suffix, a name a " (2)", " (3)"…: two sheets listed
+    alike could not be told apart in the builder."""
     _check_designer(club, user)
     c = Checker()
     body = clean_sheet(c, data, envelope=True) if check_document(c, data, SHEET_FORMAT, SHEET_VERSION) else None
@@ -567,6 +575,7 @@ def import_sheet(data, *, club, user):
     try:
         with transaction.atomic():
             sheet = new_sheet(body, club, unique_slug(club, body["slug"]))
+            sheet.name = unique_sheet_name(club, sheet.name)
             sheet.save()
     except DatabaseError as exc:  # a race on the slug, or a constraint the checks above missed
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None

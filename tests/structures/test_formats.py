@@ -92,6 +92,9 @@ def test_a_slug_the_club_already_uses_gets_a_suffix(world):
     first = import_sheet(data, club=world.club, user=world.designer)
     second = import_sheet(data, club=world.club, user=world.designer)
     assert (first.slug, second.slug) == ("soviet-at-hmg-loghouse", "soviet-at-hmg-loghouse-2")
+    # The name too: the builder lists sheets by name, and two alike could not be told apart.
+    third = import_sheet(data, club=world.club, user=world.designer)
+    assert (second.name, third.name) == (f"{first.name} (2)", f"{first.name} (3)")
 
 
 def test_optional_keys_take_their_defaults(world):

@@ -388,9 +388,13 @@ def test_ba_catalogue_names_weapons_by_he_value_only(reference):
     printed = re.search(r".damage in buildings. value in the HE chart for that shell \(([^)]*)\)", seed("001"))
     values = re.findall(r"\d*D\d", printed[1])
     ba = Weapon.objects.filter(ruleset="ba")
-    he = dict(ba.exclude(he_value="").values_list("he_value", "name"))
-    assert sorted(he) == sorted(values)
-    assert all(name == f"HE shell, {value} in buildings" for value, name in he.items())
+    # One entry per value for direct fire, and one per value for indirect fire (a mortar's HE on a
+    # building goes through the floor roll): each usable by the action that needs it.
+    for indirect, words in ((False, "HE shell"), (True, "Indirect HE")):
+        he = dict(ba.exclude(he_value="").filter(indirect=indirect).values_list("he_value", "name"))
+        assert sorted(he) == sorted(values)
+        assert all(name == f"{words}, {value} in buildings" for value, name in he.items())
+        assert all(w.heavy_weapon for w in ba.exclude(he_value="").filter(indirect=indirect))
     assert all("HE chart" in w.notes for w in ba.exclude(he_value=""))
     assert ba.get(slug="flamethrower").flamethrower
     assert ba.get(slug="heavy-howitzer-barrage").heavy_howitzer

@@ -128,20 +128,21 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, any_value_coll
     return effects, "; ".join(words)
 
 
-_HE_FIELDS = (
-    Field("structure", "structure", "Target building"),
-    Field("target", "unit", "Unit aimed at", required=False),
-    Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
-    Field("hit", "bool", "Hit?", help="Your to-hit roll (HE over open sights ignores cover)"),
-    Field("went_down", "bool", "Target goes Down?", default=False,
-          help="Only if it has not acted this turn; declared before the hits are rolled"),
-    Field("pins", "int", "Pins placed", default=1, min=0, help="Pin markers the core rules place for this hit"),
-)
+def _he_fields(hit_help):
+    return (
+        Field("structure", "structure", "Target building"),
+        Field("target", "unit", "Unit aimed at", required=False),
+        Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
+        Field("hit", "bool", "Hit?", help=hit_help),
+        Field("went_down", "bool", "Target goes Down?", default=False,
+              help="Only if it has not acted this turn; declared before the hits are rolled"),
+        Field("pins", "int", "Pins placed", default=1, min=0, help="Pin markers the core rules place for this hit"),
+    )
 
 
 @action(
     "ba_he", "ba", "HE over open sights at a building",
-    Field("weapon", "weapon", "Weapon"), *_HE_FIELDS,
+    Field("weapon", "weapon", "Weapon"), *_he_fields("Your to-hit roll (HE over open sights ignores cover)"),
     source=f"{SOURCE} 'HE weapons against buildings', 'Bunkers' (BA-20..25, BA-55)",
 )
 def resolve_ba_he(state, inp, dice):
@@ -161,7 +162,7 @@ def resolve_ba_he(state, inp, dice):
     Field("weapon", "weapon", "Weapon or aircraft"),
     Field("mode", "choice", "Attack", choices=(("indirect", "Indirect fire"), ("air_strike", "Air strike")),
           default="indirect"),
-    *_HE_FIELDS,
+    *_he_fields("Your to-hit roll for the indirect fire or the air strike, by the core rules"),
     source=f"{SOURCE} 'Indirect fire weapons against buildings', 'Air strikes against units in buildings', "
            "'Bunkers' (BA-26..28, BA-32..35, BA-55, BA-56, A-BA-1, A-BA-12)",
 )

@@ -271,6 +271,27 @@ def test_the_logged_results_show_on_the_battle_ground(battle):
         assert set(entry.undo.get("units", {})) <= unit_ids
 
 
+def test_the_mortar_team_can_shell_a_building_by_indirect_fire(battle):
+    """Every action the demo offers can be played with the weapons it hands out: the Mortar team's
+    indirect HE lands on the Stone church and rolls its hits (a weapon with no HE value could not)."""
+    from apps.battles import services
+
+    mortar = Unit.objects.get(army__battle=battle, name="Mortar team")
+    [weapon] = mortar.unit_weapons.all()
+    church = Structure.objects.get(battle=battle, name="Stone church")
+    bob = get_user_model().objects.get(username="bob")  # side B's
+    entry = services.perform(
+        battle_id=battle.pk, user=bob, action="ba_indirect", attacker=f"u{mortar.pk}",
+        inputs={"weapon": f"w{weapon.weapon_id}", "mode": "indirect", "structure": f"s{church.pk}", "floor": "0", "hit": "yes"},
+        dice_values=["3", "4"])
+    assert entry.action == "ba_indirect" and weapon.weapon.he_value == "2D6"
+    assert [d["faces"] for d in entry.dice] == [[3, 4]] and "7 hits" in entry.summary, entry.summary
+    # Its form asks for the to-hit roll in its own words, not those of HE over open sights.
+    from apps import rules
+    hit = next(f for f in rules.ACTIONS["ba_indirect"].fields if f.name == "hit")
+    assert "open sights" not in hit.help and "indirect" in hit.help
+
+
 def test_scenario_and_campaign_ground_stay_untouched(battle):
     for owner in (battle.scenario, battle.campaign):
         for structure in owner.structures.all():

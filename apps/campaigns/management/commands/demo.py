@@ -144,7 +144,7 @@ GERMANS = [
     ("MG team", "infantry", "veteran", 3, {"light-machine-gun": 1, "rifles": 2}, ("Brick townhouse", 2), ""),
     ("Sniper team", "infantry", "veteran", 2, {"rifles": 2}, ("Church tower", 3), ""),
     ("Pioneer flamethrower team", "infantry", "regular", 2, {"flamethrower": 1}, (18, 28), ""),
-    ("Mortar team", "infantry", "regular", 3, {"mortar": 1}, (26, 45), ""),
+    ("Mortar team", "infantry", "regular", 3, {"indirect-he-2d6": 1}, (26, 45), ""),
     ("Tiger I", "vehicle", "veteran", 1, {"he-2d6": 1, "light-machine-gun": 2}, (50, 40), "heavy"),
 ]
 

@@ -422,7 +422,7 @@ class StartCampaignForm(forms.Form):
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
-        if self.club.campaigns.filter(name=name).exists():
+        if self.club.campaigns.filter(name__iexact=name).exists():  # "operation crossroads" is the same one
             raise forms.ValidationError(f"{self.club.name} already has a campaign called {name}.")
         return name
 

@@ -26,13 +26,25 @@ from apps.campaigns import services as campaign_services
 from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
 from apps.campaigns.models import Scenario
-from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
-                                           ScenarioForm, StartBattleForm, StartCampaignForm, StructureForm, UnitForm,
-                                           UnitWeaponFormSet, ZoneFormSet)
+from apps.campaigns.scenario_forms import (
+    AddStructureForm,
+    ArmyForm,
+    MoveForm,
+    NewScenarioForm,
+    OpeningFormSet,
+    ScenarioForm,
+    StartBattleForm,
+    StartCampaignForm,
+    StructureForm,
+    UnitForm,
+    UnitWeaponFormSet,
+    ZoneFormSet,
+)
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure
 from apps.structures.views import json_download, print_cards, run_import
+from config.responses import see_other
 
 RULES_FIELDS = ["ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
                 "weather", "options"]
@@ -165,9 +177,10 @@ def builder_context(request, scenario, **overrides):
         "new_army_form": (overrides.get("new_army_form") or ArmyForm(scenario=scenario, prefix="newarmy"))
         if len(sides) < 2 else None,
         "start_form": overrides.get("start_form") or StartBattleForm(initial={
-            "name": f"{scenario.name} — {timezone.localdate():%d %b %Y}"}),
+            "name": campaign_services.with_suffix(scenario.name, f" — {timezone.localdate():%d %b %Y}")}),
         "campaign_form": overrides.get("campaign_form") or StartCampaignForm(
-            club=scenario.club, prefix="campaign", initial={"name": f"{scenario.name} campaign"}),
+            club=scenario.club, prefix="campaign",
+            initial={"name": campaign_services.with_suffix(scenario.name, " campaign")}),
         "sheets_used": sorted({s.sheet for s in structures if s.sheet_id}, key=lambda sh: sh.name),
         "blueprints": blueprints.BLUEPRINTS,
         **map_pieces(scenario, structures, armies),
@@ -530,7 +543,8 @@ def scenario_campaign(request, pk):
         return builder_with_errors(request, scenario, campaign_form=form)
     campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **form.cleaned_data)
     messages.success(request, f"{campaign.name} has its own copy of the ground and both forces; session 1 is set up.")
-    return redirect("campaign", pk=campaign.pk)
+    # Its own fragment: a browser would otherwise carry the form's #start-campaign over the redirect.
+    return see_other(reverse("campaign", args=[campaign.pk]) + "#sessions")
 
 
 @login_required

@@ -31,6 +31,14 @@ def _organiser(user, campaign, what):
         raise ActionRefused("campaign", campaign.pk, f"Only an organiser of {campaign.club} may {what}")
 
 
+NAME_LENGTH = 120  # Battle.name, Campaign.name
+
+
+def with_suffix(name, suffix):
+    """`name` and `suffix` within a name field: a 120-letter campaign's sessions must still be named."""
+    return name[:NAME_LENGTH - len(suffix)].rstrip() + suffix
+
+
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
     """A campaign on a scenario's ground and forces (its own copies: the scenario stays as it is), with
     its first session set up on the scenario's table. Organisers only."""
@@ -63,7 +71,7 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None):
         if table is None and last is not None:
             table = (last["table_width"], last["table_depth"])
         battle = Battle.objects.create(
-            club_id=campaign.club_id, campaign=campaign, name=name or f"{campaign.name} — session {number}",
+            club_id=campaign.club_id, campaign=campaign, name=name or with_suffix(campaign.name, f" — session {number}"),
             session_number=number, status=BattleStatus.SETUP,
             **({"table_width": table[0], "table_depth": table[1]} if table else {}),
             **{field: getattr(campaign, field) for field in RULES_FIELDS},

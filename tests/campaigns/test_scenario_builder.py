@@ -441,7 +441,7 @@ def test_organisers_start_a_campaign_from_a_scenario_with_its_first_session(clie
         reverse("scenario_campaign", args=[hill.pk]),
         {"campaign-name": "Road to Caen", "campaign-fires_persist": "on", "campaign-single_open_battle": "on"})
     campaign = Campaign.objects.get(name="Road to Caen")
-    assert response.status_code == 302 and response["Location"] == reverse("campaign", args=[campaign.pk])
+    assert response.status_code == 303 and response["Location"] == reverse("campaign", args=[campaign.pk]) + "#sessions"
     assert (campaign.club, campaign.ruleset, campaign.damage_variant, campaign.weather) == (demo.club, "dh", 3, "rain")
     assert campaign.fires_persist and campaign.single_open_battle
     ground = campaign.structures.get()
@@ -467,13 +467,28 @@ def test_starting_a_campaign_is_for_organisers_and_checks_its_name(client, demo)
         assert signed_in(client, account).post(url, {"campaign-name": "Mine"}).status_code == 403
     assert signed_in(client, demo.outsider).post(url, {"campaign-name": "Mine"}).status_code == 404
     taken = demo.club.campaigns.first().name
-    response = signed_in(client, demo.organiser).post(url, {"campaign-name": taken})
+    response = signed_in(client, demo.organiser).post(url, {"campaign-name": f" {taken.lower()} "})
     assert response.status_code == 400
-    assert f"already has a campaign called {taken}" in text_of(response, "start-campaign")
+    assert f"already has a campaign called {taken.lower()}" in text_of(response, "start-campaign")
     assert (Campaign.objects.count(), Battle.objects.count(), Structure.objects.count()) == before
     # A designer is told who may start one instead of finding nothing.
     html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
     assert url not in html and "Only the club's organisers start battles and campaigns" in html
+
+
+def test_a_campaign_with_a_name_as_long_as_allowed_still_names_its_sessions(client, demo):
+    """120 letters is the longest name; its sessions, and the forms' suggested names, still fit."""
+    name = "C" * 120
+    Scenario.objects.filter(pk=demo.village.pk).update(name="S" * 120)
+    builder = page(signed_in(client, demo.organiser).get(reverse("scenario", args=[demo.village.pk])))
+    # The start forms' suggestions (the settings form holds the scenario's own name).
+    suggested = [i.attrs["value"] for i in builder.find_all("input") if i.attrs.get("name") in ("name", "campaign-name")
+                 and i.attrs.get("value", "").startswith("S") and i.attrs["value"] != "S" * 120]
+    assert len(suggested) == 2 and all(len(value) <= 120 for value in suggested), suggested
+    response = client.post(reverse("scenario_campaign", args=[demo.village.pk]), {"campaign-name": name})
+    assert response.status_code == 303
+    one = Campaign.objects.get(name=name).battles.get()
+    assert len(one.name) == 120 and one.name.endswith(" — session 1")
 
 
 # ---------------------------------------------------------------------------------- print

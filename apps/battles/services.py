@@ -229,7 +229,7 @@ def undo_last(*, battle_id, user):
     """Undo the newest action that is not undone yet: restore the rows it changed to exactly what they
     were, mark it undone and log the undo. Only an organiser or the player who acted may undo. An
     "End turn" and the upkeep it ran are one action: both are undone, newest first, each logging its
-    own undo. Returns the last undo entry."""
+    own undo. Returns the last undo entry, with all of them in `undos`."""
     with transaction.atomic():
         battle = snap.lock_battle(battle_id)
         _check_open(battle)
@@ -247,8 +247,9 @@ def undo_last(*, battle_id, user):
             ended = battle.log_entries.filter(seq=last.seq - 1, action="end_turn", undone=False).first()
             if ended is not None:
                 targets.append(ended)
-        for target in targets:
-            entry = _undo(battle, target, user)
+        undos = [_undo(battle, target, user) for target in targets]
+        entry = undos[-1]
+        entry.undos = undos  # an End turn's takes two: the answer names both
         return entry
 
 

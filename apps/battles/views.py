@@ -716,7 +716,7 @@ def battle_undo(request, pk):
     battle = scoped_battle(request, pk)
     try:
         entry = services.undo_last(battle_id=battle.pk, user=request.user)
-        done, problem = f"#{entry.seq}: {entry.summary}", ""
+        done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
     except rules.RulesError as error:
         done, problem = "", error.message
     return _after_change(request, battle, done, problem, after=_after(request.POST, None))

@@ -597,6 +597,11 @@ def test_upkeep_then_end_turn(client, w):
     assert "Undo #2–#3" in text_of(response, "turns") and "and its upkeep" in text_of(response, "turns")
     from apps.battles.views import last_undoable
     assert last_undoable(battle)["seqs"] == "#2–#3"  # the same without the page's entries in hand
+    # Another player is told the same two entries; the undo's answer names both undos.
+    bob = Client()
+    assert "may undo #2–#3" in text_of(signed(bob, w.bob).get(url(w, "battle")), "turns")
+    undone = client.post(url(w, "battle_undo"), {"after": 3, "m": battle.map_version}, **HTMX)
+    assert "#4: Undid #3" in body(undone) and "#5: Undid #2" in body(undone)
 
 
 def test_turn_buttons_share_no_token(client, w):

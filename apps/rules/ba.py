@@ -189,7 +189,7 @@ def resolve_ba_indirect(state, inp, dice):
 
 @action(
     "ba_flamethrower", "ba", "Flamethrower at a building",
-    Field("weapon", "weapon", "Flamethrower"),
+    Field("weapon", "weapon", "Weapon", help="The flamethrower it fires"),
     Field("structure", "structure", "Target building"),
     Field("target", "unit", "Unit aimed at", required=False),
     Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),

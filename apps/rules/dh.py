@@ -319,7 +319,7 @@ def resolve_dh_main_gun(state, inp, dice):
 
 @action(
     "dh_flamethrower", "dh", "Flamethrower at a fortification",
-    Field("weapon", "weapon", "Flamethrower"),
+    Field("weapon", "weapon", "Weapon", help="The flamethrower it fires"),
     Field("structure", "structure", "Fortification"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
     _GUTS,

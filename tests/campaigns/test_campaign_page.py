@@ -134,6 +134,10 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     # the next session will not have.
     assert not demo.campaign.fires_persist
     assert "the fire is out when the next one starts" in text_of(response, f"ground-{barn.pk}")
+    # The flamethrower's fire left it impassable, and that outlasts the fire.
+    assert "stays impassable" in text_of(response, f"ground-{barn.pk}")
+    Structure.objects.filter(pk=barn.pk).update(impassable=False)
+    assert "stays impassable" not in text_of(client.get(campaign_url(demo)), f"ground-{barn.pk}")
     assert "Burning when the last session ended (out by the next)" in text_of(response, "tally-ground")
     type(demo.campaign).objects.filter(pk=demo.campaign.pk).update(fires_persist=True)
     kept = client.get(campaign_url(demo))

@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from apps.armies.models import Unit
 from apps.battles.models import Battle
 from apps.campaigns.models import Campaign
 from apps.structures.models import BunkerSheet, Structure
@@ -14,12 +15,13 @@ pytestmark = [pytest.mark.browser]
 
 
 def test_names_without_spaces_do_not_widen_any_page(live_server, demo, watch):
-    """A session named with 120 letters and no space (the field allows it), a structure and a sheet
-    likewise: every page they appear on still fits a 390 px phone, so nothing needs sideways scrolling
+    """A session named with 120 letters and no space (the field allows it), a structure, a unit on the
+    campaign's roster and a sheet likewise: every page they appear on still fits a 390 px phone, so nothing needs sideways scrolling
     and no tap lands on the wrong panel."""
     Battle.objects.filter(pk=demo.pk).update(name="Crossroads" + "Z" * 110)
     house = Structure.objects.get(battle=demo, name="Brick house at the crossroads")
     Structure.objects.filter(pk=house.pk).update(name="Brick" + "H" * 60)
+    Unit.objects.filter(army__campaign_id=demo.campaign_id, name="Grenadier Squad 1").update(name="Grenadier" + "G" * 100)
     sheet = BunkerSheet.objects.order_by("pk").first()
     BunkerSheet.objects.filter(pk=sheet.pk).update(name="Sheet" + "S" * 60)
     campaign = Campaign.objects.get(pk=demo.campaign_id)

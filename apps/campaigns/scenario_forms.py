@@ -101,7 +101,8 @@ class AddStructureForm(forms.Form):
                                    help_text="For a bunker or fort: its Disposable Heroes sheet")
 
     def __init__(self, *args, scenario, **kwargs):
-        super().__init__(*args, **kwargs)
+        # Its own ids: the settings form on the same page has a "name" too, and a label must find its input.
+        super().__init__(*args, auto_id="add_%s", **kwargs)
         self.scenario = scenario
         self.fields["sheet"].queryset = usable_sheets(scenario)
 

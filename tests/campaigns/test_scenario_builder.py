@@ -3,6 +3,7 @@ place them by typed coordinates or by the map's drag endpoint, floors, openings,
 connections, deployment zones, forces, starting a battle (it gets copies; the scenario is unchanged),
 printing its sheets, and who may do what."""
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -198,6 +199,12 @@ def test_the_drag_endpoint_snaps_to_half_inches_and_returns_the_map(client, demo
     assert response.status_code == 400
     hole.refresh_from_db()
     assert hole.x == Decimal("13.5")
+
+
+def test_no_two_inputs_of_the_builder_share_an_id(client, demo):
+    html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
+    ids = re.findall(r'<(?:input|select|textarea)[^>]* id="([^"]+)"', html)
+    assert ids and len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
 
 
 def test_the_builder_page_draws_the_map(client, demo):

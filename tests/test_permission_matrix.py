@@ -174,6 +174,9 @@ def club_objects(club, member):
     o.finished_campaign = Campaign.objects.create(club=club, name="Matrix campaign", ruleset=o.campaign.ruleset)
     session = sessions.start_session(campaign_id=o.finished_campaign.pk, user=organiser)
     sessions.finish_battle(battle_id=session.pk, user=organiser, winner="A", result="Held the ford")
+    # And one whose newest session is only set up: something to discard.
+    o.setup_campaign = Campaign.objects.create(club=club, name="Matrix campaign two", ruleset=o.campaign.ruleset)
+    sessions.start_session(campaign_id=o.setup_campaign.pk, user=organiser)
     return o
 
 
@@ -403,6 +406,8 @@ ROWS = [
         kwargs=lambda o, role: {"pk": o.finished_campaign.pk}),
     Row("campaign_session_reopen", "POST", ORGANISERS, changes=True, data=lambda d, role: {"confirm": "on"},
         kwargs=lambda o, role: {"pk": o.finished_campaign.pk}),
+    Row("campaign_session_discard", "POST", ORGANISERS, changes=True, data=lambda d, role: {},
+        kwargs=lambda o, role: {"pk": o.setup_campaign.pk}),
     Row("battle_finish", "POST", ORGANISERS, changes=True, kwargs=battle_pk,
         data=lambda d, role: {"winner": "B", "result": "The village holds"}),
     # The battle screen: players act for their own side only (bob may not fire side A's gun: 422);

@@ -94,6 +94,25 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None):
         return battle
 
 
+def discard_session(*, campaign_id, user):
+    """Take back a session set up by mistake: the newest one, while it is still being set up and nothing
+    but its setting up is logged. Its battle and copies go (the campaign's own rows were never touched),
+    so the session before it can be reopened again. Returns the discarded battle's name."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
+        _organiser(user, campaign, "discard a session")
+        battle = (campaign.battles.select_for_update()
+                  .order_by(F("session_number").desc(nulls_last=True), "-created_at").first())
+        if battle is None or battle.status != BattleStatus.SETUP:
+            raise ActionRefused("campaign", campaign.pk, "Only the newest session, while it is still being set up, "
+                                                         "can be discarded")
+        if battle.log_entries.exclude(action="session_start").exists():
+            raise ActionRefused("campaign", campaign.pk, f"{battle.name} has entries in its log: finish it instead")
+        name = battle.name
+        battle.delete()
+        return name
+
+
 def _campaign_state(campaign):
     """The campaign rows a write-back changes, as they are now (for reopening)."""
     return {

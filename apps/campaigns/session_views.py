@@ -145,6 +145,21 @@ def session_start(request, campaign):
 
 @login_required
 @require_POST
+@organised_campaign("discard a session", campaign_url)
+def session_discard(request, campaign):
+    """Take back the newest session while nothing has happened in it (set up by mistake)."""
+    try:
+        name = services.discard_session(campaign_id=campaign.pk, user=request.user)
+    except rules.ActionRefused as error:
+        return not_done(request, campaign, error.message)
+    messages.success(request, f"{name} is discarded; the campaign is as it was before it was set up.")
+    if request.htmx:
+        return htmx_refresh()
+    return see_other(campaign_url(campaign, "sessions"))
+
+
+@login_required
+@require_POST
 def battle_finish(request, pk):
     """End a battle from the battle page: the result, and for a campaign battle its end state written
     back to the campaign."""

@@ -12,6 +12,7 @@ urlpatterns = [
     path("campaigns/import/", sess.campaign_import, name="campaign_import"),
     path("campaigns/<int:pk>/sessions/start/", sess.session_start, name="campaign_session_start"),
     path("campaigns/<int:pk>/sessions/reopen/", sess.session_reopen, name="campaign_session_reopen"),
+    path("campaigns/<int:pk>/sessions/discard/", sess.session_discard, name="campaign_session_discard"),
     path("campaigns/<int:pk>/settings/", sess.campaign_settings, name="campaign_settings"),
     path("campaigns/<int:pk>/export/", sess.campaign_export, name="campaign_export"),
     path("battles/<int:pk>/finish/", sess.battle_finish, name="battle_finish"),

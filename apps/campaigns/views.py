@@ -75,6 +75,9 @@ def campaign_context(request, campaign, **forms):
             open=open_battles, next_number=next_number, blocked=blocked,
             reopenable=last_finished if last_finished and not open_battles else None,
             reopen_blocked=bool(last_finished and open_battles),
+            # Only offered while the newest session is being set up (services.discard_session checks its log).
+            discardable=battles[-1] if battles and battles[-1].status == BattleStatus.SETUP
+            and battles[-1].session_number == max(b.session_number or 0 for b in battles) else None,
         ),
         "start_form": forms.get("start_form") or sv.StartSessionForm(initial={"weather": campaign.weather}),
         "reopen_form": forms.get("reopen_form") or sv.ReopenForm(),

@@ -219,6 +219,22 @@ def test_nothing_to_reopen(client, demo):
     assert state(demo) == before
 
 
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_session_set_up_by_mistake_is_discarded_from_the_campaign_page(client, demo, htmx):
+    finish_first_session(demo)
+    before = state(demo)
+    start(signed(client, demo.organiser), demo)
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    page = body(client.get(campaign_url(demo)))
+    assert 'id="discard-session"' in page and "Discard session 2" in page
+    assert "A session set up by mistake can be discarded first" in page  # why session 1 cannot reopen now
+    response = client.post(reverse("campaign_session_discard", args=[demo.campaign.pk]), **(HTMX if htmx else {}))
+    assert response.status_code == 200 if htmx else response.status_code == 303
+    assert not Battle.objects.filter(pk=two.pk).exists() and state(demo) == before
+    page = body(client.get(campaign_url(demo)))
+    assert f"{two.name} is discarded" in page and 'id="discard-session"' not in page and 'id="reopen-session"' in page
+
+
 # ---------------------------------------------------------------------------------- settings
 
 @pytest.mark.parametrize("htmx", [False, True])

@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 
 from apps.armies.models import Army, Unit, UnitWeapon
 from apps.battles import services as battles
+from apps.battles.log import append_entry
 from apps.battles.models import BattleStatus, LogEntry
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Club, Membership, Role
@@ -158,6 +159,46 @@ def test_reopening_restores_the_campaign_exactly(campaign):
     assert reopened.status == BattleStatus.IN_PROGRESS and reopened.winner == ""
     assert list(LogEntry.objects.filter(battle=one).values_list("action", flat=True).order_by("seq"))[-2:] == [
         "finish", "reopen"]
+
+
+def test_a_session_set_up_by_mistake_is_discarded_and_the_one_before_reopens(campaign):
+    def campaign_rows():
+        c = campaign["campaign"]
+        return (list(Structure.objects.filter(campaign=c).order_by("pk").values()),
+                list(Unit.objects.filter(army__campaign=c).order_by("pk").values()))
+
+    c = campaign["campaign"]
+    one = play_session_one(campaign)
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A")
+    after_one = campaign_rows()
+    two = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    with pytest.raises(ActionRefused, match="Only the last session"):
+        services.reopen_last(campaign_id=c.pk, user=campaign["org"])
+    with pytest.raises(ActionRefused, match="Only an organiser"):
+        services.discard_session(campaign_id=c.pk, user=campaign["alice"])
+
+    assert services.discard_session(campaign_id=c.pk, user=campaign["org"]) == two.name
+    assert not c.battles.filter(pk=two.pk).exists() and not Structure.objects.filter(battle_id=two.pk).exists()
+    assert not Unit.objects.filter(army__battle_id=two.pk).exists()
+    assert campaign_rows() == after_one
+    services.reopen_last(campaign_id=c.pk, user=campaign["org"])
+    assert c.battles.get(pk=one.pk).status == BattleStatus.IN_PROGRESS
+
+
+def test_a_session_that_has_begun_is_not_discarded(campaign):
+    c = campaign["campaign"]
+    with pytest.raises(ActionRefused, match="still being set up"):
+        services.discard_session(campaign_id=c.pk, user=campaign["org"])  # none at all
+    one = play_session_one(campaign)  # started and played
+    with pytest.raises(ActionRefused, match="still being set up"):
+        services.discard_session(campaign_id=c.pk, user=campaign["org"])
+    assert c.battles.filter(pk=one.pk).exists()
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A")
+    two = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    append_entry(two, action="note", summary="Deployment agreed", actor=campaign["org"])
+    with pytest.raises(ActionRefused, match="has entries in its log"):
+        services.discard_session(campaign_id=c.pk, user=campaign["org"])
+    assert c.battles.filter(pk=two.pk).exists()
 
 
 def test_nothing_to_reopen_is_a_clear_refusal(campaign):

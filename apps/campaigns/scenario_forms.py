@@ -1,6 +1,7 @@
 """Forms of the scenario builder: the scenario's settings, a structure with its floors, openings and
 connections, placing on the map, deployment zones, the two forces and starting a battle."""
 
+import math
 from decimal import Decimal
 
 from django import forms
@@ -128,22 +129,38 @@ class MoveForm(forms.Form):
     x = inches("x (inches)")
     y = inches("y (inches)")
 
-    def __init__(self, *args, scenario, snap=False, **kwargs):
+    def __init__(self, *args, scenario, snap=False, structure=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.scenario, self.snap = scenario, snap
+        self.scenario, self.snap, self.structure = scenario, snap, structure
 
     def clean(self):
         data = super().clean()
-        for name, limit in (("x", self.scenario.table_width), ("y", self.scenario.table_depth)):
+        half = half_extents(self.structure) if self.structure is not None else (Decimal(0), Decimal(0))
+        for name, limit, reach in (("x", self.scenario.table_width, half[0]), ("y", self.scenario.table_depth, half[1])):
             value = data.get(name)
             if value is None:
                 continue
             if self.snap:  # a drag snaps to half inches
                 value = (value / HALF).quantize(Decimal(1)) * HALF
                 data[name] = value
+            edge = 'wide' if name == 'x' else 'deep'
             if value > limit:
-                self.add_error(name, f"The table is {number(limit)}″ {'wide' if name == 'x' else 'deep'}: enter 0 to {number(limit)}")
+                self.add_error(name, f"The table is {number(limit)}″ {edge}: enter 0 to {number(limit)}")
+            elif reach and not reach <= value <= limit - reach:
+                # The centre on the table is not enough: the whole footprint must be.
+                self.add_error(name, f"{self.structure.name} would hang off the table: on a table "
+                                     f"{number(limit)}″ {edge}, its centre goes from {number(reach)} to "
+                                     f"{number(limit - reach)}")
         return data
+
+
+def half_extents(structure):
+    """Half the width and depth of the box a structure's footprint covers at its rotation, in inches."""
+    turn = math.radians(float(structure.rotation or 0))
+    w, d = float(structure.width or 0), float(structure.depth or 0)
+    across = (abs(w * math.cos(turn)) + abs(d * math.sin(turn))) / 2
+    down = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
+    return (Decimal(str(round(across, 2))), Decimal(str(round(down, 2))))
 
 
 class StructureForm(forms.ModelForm):

@@ -297,7 +297,8 @@ def structure_move(request, pk, sid):
     scenario = editable_scenario(request, pk)
     structure = scenario_structure(scenario, sid)
     drag = bool(request.htmx)
-    form = MoveForm(request.POST, scenario=scenario, snap=drag, prefix=None if drag else f"s{structure.pk}")
+    form = MoveForm(request.POST, scenario=scenario, snap=drag, structure=structure,
+                    prefix=None if drag else f"s{structure.pk}")
     if not form.is_valid():
         if drag:
             return render(request, "scenarios/builder.html#map", builder_context(request, scenario), status=400)

@@ -156,6 +156,18 @@ def test_place_by_typing_coordinates(client, demo, hill):
     house.refresh_from_db()
     assert (house.x, house.y) == (Decimal("10.25"), 30)
 
+    # The whole footprint must stand on the table, not only its centre; turned a quarter, the
+    # house's width runs along the table's depth.
+    Structure.objects.filter(pk=house.pk).update(width=8, depth=5)
+    response = client.post(url, {f"s{house.pk}-x": "47", f"s{house.pk}-y": "34"})
+    coords = page(response).find(f"coords-{house.pk}").text()
+    assert response.status_code == 400 and "would hang off the table: on a table 48″ wide, its centre goes from 4 to 44" in coords
+    assert "its centre goes from 2.5 to 33.5" in coords
+    Structure.objects.filter(pk=house.pk).update(rotation=90)
+    assert client.post(url, {f"s{house.pk}-x": "45.5", f"s{house.pk}-y": "32"}).status_code == 302
+    house.refresh_from_db()
+    assert (house.x, house.y) == (Decimal("45.5"), 32)
+
 
 def test_a_refused_place_opens_the_page_at_the_marked_structure(client, demo):
     """The typed coordinates post to an address carrying the structure's fragment, so the page

@@ -49,3 +49,24 @@ def test_a_jump_to_a_fragment_is_not_hidden_under_the_header(live_server, demo, 
     target = desk.evaluate("document.getElementById('members').getBoundingClientRect().top")
     assert desk.evaluate("window.scrollY") > 0 and target >= header, (target, header)
     expect(desk.locator("#members")).to_be_in_viewport()
+
+
+def test_the_message_of_an_action_that_lands_far_down_the_page_is_on_screen(live_server, demo, watch):
+    """"Change role" lands on the member's row, far below the message at the top of the page: the
+    message stays in view (on a phone and at a desk) until it fades."""
+    campaign = Campaign.objects.get(pk=demo.campaign_id)
+    for who, width in (("demo on a phone", 390), ("demo at a desk", 1280)):
+        page = sign_in(watch(who), live_server.url, "demo")
+        page.set_viewport_size({"width": width, "height": 700})
+        page.goto(live_server.url + reverse("club", args=[campaign.club.slug]))
+        row = page.locator(".member", has_text="bob")
+        row.locator("select[name=role]").select_option("designer")
+        with page.expect_navigation():
+            row.get_by_role("button", name="Change role").click()
+        assert "#member-" in page.url and page.evaluate("window.scrollY") > 0
+        message = page.locator(".messages .message-success")
+        expect(message).to_have_text("bob is now designer.")
+        expect(message).to_be_in_viewport()
+        row.locator("select[name=role]").select_option("player")  # back, for the next width
+        with page.expect_navigation():
+            row.get_by_role("button", name="Change role").click()

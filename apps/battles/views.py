@@ -164,10 +164,23 @@ def map_of(battle, structures, units):
             title=", ".join(describe(s)),
         )
     place_names(structures)
-    on_table = [SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
-                for u in units if u.x is not None and u.y is not None and not u.destroyed]
+    on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
+                        for u in units if u.x is not None and u.y is not None and not u.destroyed])
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6)}
+
+
+def fan_out(pieces, step=2.1):
+    """Units standing on one spot (a squad and the one that fled beside it) would draw as one dot: the
+    second and later are drawn around the first, a marker's width apart; their titles keep the names."""
+    by_spot = {}
+    for piece in pieces:
+        by_spot.setdefault((round(piece.x, 1), round(piece.y, 1)), []).append(piece)
+    for group in by_spot.values():
+        for i, piece in enumerate(group[1:]):
+            turn = math.tau * i / max(len(group) - 1, 6)
+            piece.x, piece.y = round(piece.x + step * math.cos(turn), 2), round(piece.y + step * math.sin(turn), 2)
+    return pieces
 
 
 NAME_CHARS, NAME_SIZE = 18, 1.45  # a name on the map: characters at most, height in inches (battle.css)

@@ -4,6 +4,7 @@ undo, the turn buttons, LaserGrenadiers initiative, CSRF, and other clubs seeing
 
 Every test checks the database afterwards, not just the HTML."""
 
+import math
 import re
 import uuid
 
@@ -172,6 +173,16 @@ def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):
     repeated = {field.attrs["id"]: p.text() for field in form.find_all("div", cls="field")
                 for p in field.find_all("p", cls="chosen-in-full")}
     assert repeated == {"field-target": "Grenadiers (side B, 10 models, in Brick house, floor 1)"}
+
+
+def test_units_on_one_spot_are_drawn_apart(client, w):
+    """The rifles and the pioneers stand on the same spot: two markers, each still titled."""
+    Unit.objects.filter(pk=w.pioneers.pk).update(x=10, y=5)
+    html = body(signed(client, w.alice).get(url(w, "battle")))
+    markers = re.findall(r'<circle class="map-unit side-(\w)" cx="([\d.]+)" cy="([\d.]+)" r="1"><title>([^<]+)</title>', html)
+    spots = {name: (float(x), float(y)) for _, x, y, name in markers}
+    rifles, pioneers = spots["Rifles (side A)"], spots["Pioneers (side B)"]
+    assert rifles == (10, 5) and pioneers != rifles and math.dist(rifles, pioneers) >= 2
 
 
 def test_the_map_names_each_structure_below_its_footprint(client, w):

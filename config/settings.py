@@ -106,10 +106,16 @@ TEMPLATES = [
 ]
 
 
+# SQLite (bin/run's database): a writing transaction takes the write lock when it begins and waits up
+# to 20 s for it. Deferred, two simultaneous writers (two organisers pressing "Start a campaign" at once)
+# each read first, then one of them failed with "database is locked".
+SQLITE_OPTIONS = {"transaction_mode": "IMMEDIATE", "timeout": 20}
+
+
 def database_from_env():
     url = os.environ.get("DATABASE_URL", "").strip()
     if not url:
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "redoubt.sqlite3"}
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": BASE_DIR / "redoubt.sqlite3", "OPTIONS": SQLITE_OPTIONS}
     try:
         # Health checks cost a "SELECT 1" round trip on every request, which would double the cost of
         # the poll every phone sends every two seconds. Without them, a connection broken by a
@@ -120,6 +126,8 @@ def database_from_env():
         raise ImproperlyConfigured(f"DATABASE_URL is malformed ({exc}); expected e.g. postgres://user@host:5432/redoubt.") from None
     if not config.get("ENGINE"):
         raise ImproperlyConfigured("DATABASE_URL names an unknown database scheme; use postgres://user@host:5432/name.")
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config.setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
     if config["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_PREPARED", True):
         config.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
     return config

@@ -69,6 +69,12 @@ def test_database_url_selects_postgresql_and_sqlite_is_the_default():
     assert pg.stdout.strip() == "django.db.backends.postgresql", pg.stderr
     local = manage("shell", "--no-imports", "-c", probe)
     assert local.stdout.strip() == "django.db.backends.sqlite3", local.stderr
+    # On SQLite a writer takes the lock when its transaction begins, and waits for it: two at once
+    # queue instead of one failing with "database is locked".
+    options = "from django.conf import settings; print(sorted(settings.DATABASES['default']['OPTIONS'].items()))"
+    for env in ({}, {"DATABASE_URL": "sqlite:////tmp/redoubt-settings-probe.sqlite3"}):
+        result = manage("shell", "--no-imports", "-c", options, **env)
+        assert result.stdout.strip() == "[('timeout', 20), ('transaction_mode', 'IMMEDIATE')]", result.stderr
 
 
 @pytest.mark.parametrize("module", ["config.settings", "config.wsgi"])

@@ -308,8 +308,8 @@ def _undoable(last, below):
     once, so the entry below tells the same)."""
     ended = next((e for e in below if e.action == "end_turn" and e.seq == last.seq - 1 and not e.undone), None)
     paired = last.action == "upkeep" and ended is not None
-    return {"seq": last.seq, "seqs": f"#{ended.seq}–#{last.seq}" if paired else f"#{last.seq}", "actor_id": last.actor_id,
-            "actor_name": last.actor_name, "restorable": last.restorable,
+    return {"seq": last.seq, "seqs": f"#{ended.seq}–#{last.seq}" if paired else f"#{last.seq}",
+            "actor_id": last.actor_id, "actor_name": last.actor_name, "restorable": last.restorable,
             "summary": f"{ended.summary} and its upkeep" if paired else last.summary}
 
 

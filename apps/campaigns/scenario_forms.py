@@ -136,7 +136,8 @@ class MoveForm(forms.Form):
     def clean(self):
         data = super().clean()
         half = half_extents(self.structure) if self.structure is not None else (Decimal(0), Decimal(0))
-        for name, limit, reach in (("x", self.scenario.table_width, half[0]), ("y", self.scenario.table_depth, half[1])):
+        tables = (("x", self.scenario.table_width, half[0]), ("y", self.scenario.table_depth, half[1]))
+        for name, limit, reach in tables:
             value = data.get(name)
             if value is None:
                 continue

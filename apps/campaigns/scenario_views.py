@@ -26,20 +26,9 @@ from apps.campaigns import services as campaign_services
 from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
 from apps.campaigns.models import Scenario
-from apps.campaigns.scenario_forms import (
-    AddStructureForm,
-    ArmyForm,
-    MoveForm,
-    NewScenarioForm,
-    OpeningFormSet,
-    ScenarioForm,
-    StartBattleForm,
-    StartCampaignForm,
-    StructureForm,
-    UnitForm,
-    UnitWeaponFormSet,
-    ZoneFormSet,
-)
+from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
+                                           ScenarioForm, StartBattleForm, StartCampaignForm, StructureForm, UnitForm,
+                                           UnitWeaponFormSet, ZoneFormSet)
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure

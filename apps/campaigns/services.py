@@ -67,11 +67,13 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None):
             raise ActionRefused("campaign", campaign.pk,
                                 f"{open_battle.name} is still open: finish it before starting the next session")
         number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
-        last = campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at").values("table_width", "table_depth").first()
+        last = (campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at")
+                .values("table_width", "table_depth").first())
         if table is None and last is not None:
             table = (last["table_width"], last["table_depth"])
         battle = Battle.objects.create(
-            club_id=campaign.club_id, campaign=campaign, name=name or with_suffix(campaign.name, f" — session {number}"),
+            club_id=campaign.club_id, campaign=campaign,
+            name=name or with_suffix(campaign.name, f" — session {number}"),
             session_number=number, status=BattleStatus.SETUP,
             **({"table_width": table[0], "table_depth": table[1]} if table else {}),
             **{field: getattr(campaign, field) for field in RULES_FIELDS},

@@ -102,6 +102,22 @@ def default_zones(scenario):
 
 # ---------------------------------------------------------------------------------- the builder page
 
+LABEL_CHARS, LABEL_SIZE = 24, 1.1  # a name on the builder's map: characters at most, height in inches (designer.css)
+
+
+def drop_overprinted_labels(pieces):
+    """As on the battle map: a name that would print over one already placed (the larger structures
+    first) is left out; the piece still names itself to a screen reader and in the list below."""
+    placed = []
+    for p in sorted(pieces, key=lambda p: -(p["w"] * p["d"])):
+        half, y = len(p["label"]) * LABEL_SIZE * 0.3, p["y"] + p["label_y"]
+        box = (p["x"] - half, y - LABEL_SIZE / 2, p["x"] + half, y + LABEL_SIZE / 2)
+        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            p["label"] = ""
+        else:
+            placed.append(box)
+
+
 def map_pieces(scenario, structures, armies):
     """Floats for the SVG: the map draws in inches, one user unit per inch."""
     pieces = []
@@ -110,8 +126,10 @@ def map_pieces(scenario, structures, armies):
         pieces.append({
             "structure": s, "x": float(s.x), "y": float(s.y), "w": w, "d": d, "hw": -w / 2, "hd": -d / 2,
             "rotation": float(s.rotation), "facing": float(s.facing), "arrow": d / 2 + 1.2, "tip": d / 2 + 2.2,
-            "label_y": max(w, d) / 2 + 1.1,
+            "label_y": max(w, d) / 2 + 1.1, "label": s.name if len(s.name) <= LABEL_CHARS else
+            s.name[:LABEL_CHARS - 1] + "…",
         })
+    drop_overprinted_labels(pieces)
     units = []
     for army in armies:
         for unit in army.units.all():

@@ -233,6 +233,21 @@ def test_the_builder_page_draws_the_map(client, demo):
     assert "js/designer.js" in body(response)
 
 
+def test_a_name_that_would_print_over_a_larger_neighbours_is_left_out(client, demo, hill):
+    for _ in range(2):
+        assert add(client, hill, "house-brick-2").status_code == 302
+    big, small = hill.structures.order_by("pk")
+    Structure.objects.filter(pk=big.pk).update(name="German concrete blockhouse", x=20, y=20, width=8, depth=6)
+    Structure.objects.filter(pk=small.pk).update(name="Timber house, one floor", x=21, y=21, width=4, depth=4)
+    svg = page(client.get(reverse("scenario", args=[hill.pk]))).find("scenario-map")
+    labels = [t.text() for t in svg.find_all("text") if "label" in t.attrs.get("class", "")]
+    assert labels == ["German concrete blockhouse"[:23] + "…"]
+    # Apart, both are named.
+    Structure.objects.filter(pk=small.pk).update(x=40, y=30)
+    svg = page(client.get(reverse("scenario", args=[hill.pk]))).find("scenario-map")
+    assert len([t for t in svg.find_all("text") if "label" in t.attrs.get("class", "")]) == 2
+
+
 def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     add(client, hill, "house-timber-1")
     add(client, hill, "barn")

@@ -329,7 +329,16 @@ def hash_text(path, value, c):
     return value
 
 
+class UnitRefs(dict):
+    """"A:0" → the first unit of side A's army, and so on. `unsure`: the sides whose army's own side
+    was refused; a reference to them is not reported again, as the army's error already explains it."""
+
+    unsure = frozenset()
+
+
 def unit_ref(path, value, c, refs):
+    if isinstance(value, str) and value.partition(":")[0] in refs.unsure:
+        return None
     if not isinstance(value, str) or value not in refs:
         known = ", ".join(sorted(refs)[:8]) + (", …" if len(refs) > 8 else "")
         c.error(path, f"{show(value)} is not one of this file's units here ({known or 'there are none'})")
@@ -361,7 +370,7 @@ def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, we
                         "a structure cannot connect to itself")
 
     armies_in = f(data, prefix, "armies", c.array, 2, default=list) or []
-    armies, refs, occupied = [], {}, {}
+    armies, refs, occupied = [], UnitRefs(), {}
     for i, raw in enumerate(armies_in):
         path = item(join(prefix, "armies"), i)
         d = c.obj(path, raw, BATTLE_ARMY_KEYS if campaign is not None else ARMY_KEYS, required=("side", "name"))
@@ -370,7 +379,8 @@ def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, we
         side = f(d, path, "side", c.choice, ("A", "B"))
         army = {"side": side, "name": f(d, path, "name", c.text, 120, False),
                 "owner": f(d, path, "owner", username, c, default=None), "origin": None, "units": []}
-        if campaign is not None:
+        # An origin on a side whose campaign army was refused: that army's error says it.
+        if campaign is not None and not (isinstance(d.get("origin"), str) and d["origin"] in campaign["refs"].unsure):
             army["origin"] = f(d, path, "origin", c.choice, tuple(a["side"] for a in campaign["armies"] if a),
                                default=None) if d.get("origin") is not None else None
         if side is not None and any(a["side"] == side for a in armies):
@@ -394,6 +404,8 @@ def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, we
             if side is not None:
                 refs[f"{side}:{j}"] = unit
         armies.append(army)
+    if any(a["side"] is None for a in armies):
+        refs.unsure = frozenset({"A", "B"} - {a["side"] for a in armies})
     return {"structures": structures, "origins": origins, "armies": armies, "refs": refs}
 
 

@@ -255,6 +255,24 @@ def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
     assert Club.objects.get(slug="new-host").campaigns.count() == 0
 
 
+def test_an_army_on_a_bad_side_is_reported_once_not_again_at_every_reference_to_its_units(demo):
+    history(demo)
+    doc = json.loads(export_text(demo.campaign))
+    bad = copy.deepcopy(doc)
+    bad["armies"][0]["side"] = "C"  # side A's army: the battles' units still name their origins "A:n"
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(bad, club=fresh_club(demo), user=demo.organiser)
+    assert caught.value.errors == [("armies[0].side", 'must be one of "A", "B", not "C"')]
+    # A reference to a side no army has is still an error when every army's side was fine.
+    bad = copy.deepcopy(doc)
+    bad["battles"][0]["armies"][0]["units"][0]["origin"] = "C:0"
+    bad["battles"][1]["armies"][0]["origin"] = ["A"]
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(bad, club=fresh_club(demo, slug="second-host"), user=demo.organiser)
+    assert [path for path, _ in caught.value.errors] == ["battles[0].armies[0].units[0].origin",
+                                                         "battles[1].armies[0].origin"]
+
+
 @pytest.mark.parametrize("data, path, message", [
     ([], "document", 'must be a JSON object with "format": "redoubt.campaign", not an array'),
     ({"format": "redoubt.scenario", "version": 1}, "format",

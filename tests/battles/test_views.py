@@ -208,6 +208,24 @@ def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
     assert "Garden shed by the house" in html.find(f"map-s{shed.pk}").attrs["aria-label"]
 
 
+def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(client, w):
+    """A foxhole is smaller than the badges of who holds it: its name moves down below them, where
+    it would have been covered."""
+    foxhole = w.structure("Foxhole", floors=1, x=60, y=10, width=2, depth=2)
+    w.unit("A", "Scouts", floor=foxhole.floors.get())
+    signed(client, w.alice)
+    piece = page(client.get(url(w, "battle"))).find(f"map-s{foxhole.pk}")
+    (badge,) = piece.find_all("g", cls="map-badge")
+    name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
+    badge_bottom = float(badge.find_all("circle")[0].attrs["cy"]) + 1.3
+    assert name.text() == "Foxhole" and float(name.attrs["y"]) - 1.45 / 2 > badge_bottom
+    # The house, tall enough to hold its badge, keeps its name just below the footprint.
+    house = page(client.get(url(w, "battle"))).find(f"map-s{w.house.pk}")
+    assert len(house.find_all("g", cls="map-badge")) == 1
+    assert [float(t.attrs["y"]) for t in house.find_all("text") if "map-name" in t.attrs.get("class", "")] == [
+        20 + float(w.house.depth) / 2 + 1.3]
+
+
 def test_damage_points_show_only_where_the_battle_counts_them(client, w):
     signed(client, w.alice)
     assert "Damage" not in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")  # Bolt Action, no variant

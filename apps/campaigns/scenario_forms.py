@@ -28,7 +28,14 @@ INCH_ERRORS = {"max_whole_digits": "At most 9999 inches", "max_digits": "At most
 
 def inches(label, **kw):
     return forms.DecimalField(label=label, max_digits=6, decimal_places=2, min_value=0, error_messages=INCH_ERRORS,
-                              widget=forms.NumberInput(attrs={"step": "0.5", "inputmode": "decimal"}), **kw)
+                              widget=forms.NumberInput(attrs=number_attrs(0, 9999)), **kw)
+
+
+def number_attrs(low, high):
+    """The browser's limits for a measure, no stricter than the server's: a phone that refuses to
+    send 0° or 12.25″ shows its own bubble and nothing reaches the form's messages. "any" step, as
+    the server takes any value to its decimal places."""
+    return {"inputmode": "decimal", "step": "any", "min": f"{low:g}", "max": f"{high:g}"}
 
 
 class ScenarioForm(forms.ModelForm):
@@ -50,7 +57,7 @@ class ScenarioForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.club = club or (self.instance.club if self.instance.pk else None)
         for name in ("table_width", "table_depth"):
-            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5", "min": "0.5", "max": "9999"})
+            self.fields[name].widget.attrs.update(number_attrs(0.01, 9999))
         if self.instance.pk:
             self.fields["version"].initial = self.instance.version
             for name in ("table_width", "table_depth"):
@@ -188,8 +195,10 @@ class StructureForm(forms.ModelForm):
         self.fields["sheet"].queryset = usable_sheets(scenario)
         self.fields["connections"].queryset = scenario.structures.exclude(pk=self.instance.pk).order_by("name")
         self.fields["connections"].help_text = "Sections of one large building (Bolt Action: each at most 8″ × 8″)"
-        for name in ("x", "y", "width", "depth", "rotation", "facing"):
-            self.fields[name].widget.attrs.update({"inputmode": "decimal", "step": "0.5", "min": "0.5", "max": "9999"})
+        limits = {"x": (0, scenario.table_width), "y": (0, scenario.table_depth), "width": (0.01, 9999),
+                  "depth": (0.01, 9999), "rotation": (0, 359.9), "facing": (0, 359.9)}
+        for name, (low, high) in limits.items():
+            self.fields[name].widget.attrs.update(number_attrs(low, high))
         for name in ("x", "y", "width", "depth", "rotation", "facing"):
             if self.instance.pk:
                 self.initial[name] = number(getattr(self.instance, name))

@@ -661,3 +661,25 @@ def test_a_refused_place_on_a_phone_shows_the_marked_field(browser, live_server)
     shop.refresh_from_db()
     assert shop.x == 42
     context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_structure_at_rotation_0_saves_from_a_phone(browser, live_server):
+    """The browser checks the number fields before the server sees them: its limits must not be
+    stricter than the server's. The house stands square (rotation 0) and moves to x 24.25."""
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    house = scenario.structures.get(name="Brick house at the crossroads")
+    assert house.rotation == 0
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario_structure", args=[scenario.pk, house.pk]))
+    page.locator("input[name=name]").fill("Brick house by the well")
+    page.locator("input[name=x]").fill("24.25")
+    with page.expect_navigation():
+        page.locator("form button[type=submit]", has_text="Save").first.click()
+    house.refresh_from_db()
+    assert (house.name, house.x, house.rotation) == ("Brick house by the well", Decimal("24.25"), 0)
+    context.close()

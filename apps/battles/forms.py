@@ -280,11 +280,14 @@ class ActionForm(forms.Form):
         for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
             if u.side not in self.sides or u.destroyed:
                 continue
-            done = tracked and self.data.get("action") not in services.FOLLOW_UPS and (u.acted or u.id in seq.activated)
-            if not done:
+            acting = self.data.get("action") not in services.FOLLOW_UPS
+            done = tracked and acting and (u.acted or u.id in seq.activated)
+            # A morale check is not moving or firing: an incapacitated piece still makes its own.
+            stunned = acting and u.incapacitated and self.data.get("action") != "lg_morale"
+            if not (done or stunned):
                 choices.append(unit_choice(self.state, u))
             elif u.id == current:
-                choices.append(unit_choice(self.state, u, "has acted"))
+                choices.append(unit_choice(self.state, u, "has acted" if done else "incapacitated"))
         if current and current not in {c[0] for c in choices}:
             unit = self.state.units.get(current)
             choices.append(unit_choice(self.state, unit, "not yours") if unit else (current, current))

@@ -76,6 +76,9 @@ def prepare(snapshot, user, action, inputs, attacker=None):
                                                    f"side {' and '.join(sorted(mine))} in this battle")
         if unit.destroyed:
             raise InputError("attacker", attacker, f"{unit.label} has been destroyed")
+        # Moving and firing; a morale check is neither, and an incapacitated piece still makes its own.
+        if unit.incapacitated and action != "lg_morale":
+            raise InputError("attacker", attacker, rules.INCAPACITATED.format(unit.label))
         side = unit.side
         weapon = inputs.get("weapon")
         called_in = action in ATTACKER_OPTIONAL and inputs.get("mode") == "air_strike"

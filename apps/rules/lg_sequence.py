@@ -7,6 +7,8 @@ from .inputs import Field, action, refuse
 from .outcome import Effect
 
 SOURCE = "seed 002_036456bcf1519ecb.txt"
+# LG-57: a piece a blast incapacitated "may not move or fire for the rest of the turn".
+INCAPACITATED = "{} was incapacitated by a blast: it may not move or fire until the turn ends"
 
 
 def _owing(state, side):
@@ -69,6 +71,8 @@ def resolve_lg_activate(state, inp, dice):
         refuse("unit", u.id, f"side {seq.initiative} holds the initiative, not side {u.side}")
     if u.id in seq.activated:
         refuse("unit", u.id, f"{u.label} has already had its initiative this turn")
+    if u.incapacitated:
+        refuse("unit", u.id, INCAPACITATED.format(u.label))
     team = [u]
     if inp["fireteam"]:
         if not state.options.fireteam_initiative:

@@ -707,6 +707,29 @@ def test_no_pass_while_morale_checks_are_owed(client, lg):
     assert not LogEntry.objects.filter(battle=lg.battle).exists()
 
 
+def test_a_piece_a_blast_incapacitated_may_not_act_but_still_checks_morale(client, lg):
+    """LG-63: offered for its morale check only; an attack or activation with it is refused, unchanged."""
+    seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict(), status=BattleStatus.IN_PROGRESS)
+    Unit.objects.filter(pk=lg.a1.pk).update(incapacitated=True)
+    signed(client, lg.alice)
+
+    def offered(action):
+        form = page(client.get(url(lg, "battle_form"), {"action": action}, **HTMX)).find("attack-form")
+        field = "unit" if action == "lg_morale" else "attacker"
+        select = next(s for s in form.find_all("select") if s.attrs["name"] == field)
+        return [o.attrs.get("value") for o in select.find_all("option") if o.attrs.get("value")]
+
+    assert offered("lg_attack_structure") == [uid(lg.a2)]
+    assert uid(lg.a1) in offered("lg_morale")
+    for action in ("lg_activate", "lg_attack_structure"):
+        answer = client.post(url(lg, "battle_resolve"), {"action": action, "unit": uid(lg.a1), "attacker": uid(lg.a1),
+                                                         "client_token": str(uuid.uuid4())}, **HTMX)
+        assert "Alpha one was incapacitated by a blast: it may not move or fire until the turn ends" in body(answer)
+    assert not LogEntry.objects.filter(battle=lg.battle).exists()
+    assert Battle.objects.get(pk=lg.battle.pk).sequence["activated"] == []
+
+
 # ---------------------------------------------------------------------------------- the log
 
 def test_log_loads_more_with_a_keyset(client, w):

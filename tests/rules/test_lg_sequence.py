@@ -1,5 +1,7 @@
 """LaserGrenadiers sequence of play: seed 002."""
 
+from dataclasses import replace
+
 import pytest
 
 from apps.rules import ActionRefused, ScriptedDice, apply, odds, resolve
@@ -72,6 +74,17 @@ def test_activation_alternates_and_marks_the_piece():
     state, _ = play(state, "lg_activate", {"unit": "b1"})
     with pytest.raises(ActionRefused):
         play(state, "lg_activate", {"unit": "a1"})
+
+
+def test_a_piece_a_blast_incapacitated_is_not_activated():
+    """LG-63: no move or fire for the rest of the turn."""
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state = replace(state, units={**state.units, "a1": replace(state.units["a1"], incapacitated=True)})
+    with pytest.raises(ActionRefused) as err:
+        play(state, "lg_activate", {"unit": "a1"})
+    assert err.value.field == "unit" and "may not move or fire until the turn ends" in err.value.message
+    state, _ = play(state, "lg_activate", {"unit": "a3"})
+    assert "a3" in state.sequence.activated
 
 
 def test_a_side_with_nothing_left_lets_the_other_keep_going():

@@ -21,6 +21,8 @@ from apps.rules import ActionRefused, Effect, InputError, Outcome, UnknownRefere
 # acted yet this turn; the attack uses up its action (in LaserGrenadiers, its initiative).
 ATTACKS = {"ba_he", "ba_flamethrower", "dh_main_gun", "dh_flamethrower", "dh_small_arms", "lg_attack_structure",
            "lg_breach"}
+# Fire at a fortification's crew: never at one's own.
+DH_ATTACKS = {"dh_main_gun", "dh_flamethrower", "dh_small_arms"}
 # A unit may be named, but need not be: fire called in from off the table (a spotter or gun), and
 # damage rolls, which follow up an attack already logged or small-arms hits from the core rules.
 ATTACKER_OPTIONAL = {"ba_indirect", "ba_barrage", "ba_damage"}
@@ -80,6 +82,10 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if unit.incapacitated and action != "lg_morale":
             raise InputError("attacker", attacker, rules.INCAPACITATED.format(unit.label))
         side = unit.side
+        target = state.structures.get(str(inputs.get("structure", "")))
+        if action in DH_ATTACKS and target is not None and target.crew is not None and target.crew.side == side:
+            raise InputError("structure", target.id, f"{target.label}'s crew is side {side}'s, as {unit.label} is: "
+                                                     "choose an enemy fortification")
         weapon = inputs.get("weapon")
         called_in = action in ATTACKER_OPTIONAL and inputs.get("mode") == "air_strike"
         if weapon not in (None, "") and not called_in and str(weapon) not in unit.weapons:

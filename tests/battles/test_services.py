@@ -239,6 +239,21 @@ def test_main_gun_penetrating_hits_are_kept_on_the_crew(dh):
     assert dh.bunker.crew_pins == 1
 
 
+def test_no_side_fires_on_its_own_fortification(dh):
+    """The loghouse's crew is side B's: B's own gun may not shell it or shoot at its crew; nothing changes."""
+    friendly = dh.unit("B", "Friendly AT gun", kind="artillery", models=3, weapons=[dh.gun])
+    before = state_of(dh.battle)
+    for action, extra in (("dh_main_gun", {"weapon": f"w{dh.gun.pk}", "facing": "front", "hit": "yes"}),
+                          ("dh_small_arms", {"shots": "6"})):
+        with pytest.raises(InputError) as refused:
+            services.perform(battle_id=dh.battle.pk, user=dh.bob, action=action, attacker=f"u{friendly.pk}",
+                             inputs={"structure": f"s{dh.bunker.pk}", **extra}, dice_values=["3", "8", "6"])
+        assert refused.value.field == "structure"
+        assert refused.value.message == ("Loghouse's crew is side B's, as Friendly AT gun is: "
+                                         "choose an enemy fortification")
+    assert state_of(dh.battle) == before and not LogEntry.objects.filter(battle=dh.battle).exists()
+
+
 def test_a_club_using_its_own_order_dice_may_switch_action_tracking_off(ba):
     Battle.objects.filter(pk=ba.battle.pk).update(options={"track_actions": False})
     for _ in range(2):

@@ -139,9 +139,9 @@ def map_of(battle, structures, units):
         cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
         inside = Counter(f.occupant.army.side for f in s.floor_rows
                          if getattr(f, "occupant", None) is not None and not f.occupant.destroyed)
-        states = ["st-collapsed" if s.collapsed else "st-damaged" if s.damage_taken else "st-intact"]
+        states = ["st-collapsed" if s.collapsed else "st-destroyed" if s.destroyed else
+                  "st-damaged" if s.damage_taken else "st-intact"]
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
-                                         ("st-destroyed", s.destroyed and not s.collapsed),
                                          ("st-fort", s.sheet_id is not None)) if on]
         crew = ""
         if s.sheet_id:
@@ -205,6 +205,8 @@ def describe(s):
     words = [s.name]
     if s.collapsed:
         words.append("collapsed")
+    elif s.destroyed:
+        words.append("destroyed")
     elif s.damage_taken:
         words.append(f"damaged {s.damage_percent}%")
     else:

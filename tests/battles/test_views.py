@@ -226,6 +226,20 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
         20 + float(w.house.depth) / 2 + 1.3]
 
 
+def test_a_destroyed_structure_says_so_on_the_map_card_and_list(client, w):
+    """A bunker destroyed by a penetrating hit (DH PH 9–10) or a building made untenable (LG) is not
+    "Intact": it is drawn and listed as destroyed."""
+    Structure.objects.filter(pk=w.house.pk).update(destroyed=True)
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle"), {"target": sid(w.house)}))
+    piece = html.find(f"map-{sid(w.house)}")
+    assert "st-destroyed" in piece.attrs["class"].split() and "st-intact" not in piece.attrs["class"].split()
+    assert "destroyed" in piece.attrs["aria-label"]
+    for panel in ("card", f"structure-{w.house.pk}"):
+        badges = [b.text() for b in html.find(panel).find_all("li", cls="badge")]
+        assert "Destroyed" in badges and "Intact" not in badges, (panel, badges)
+
+
 def test_damage_points_show_only_where_the_battle_counts_them(client, w):
     signed(client, w.alice)
     assert "Damage" not in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")  # Bolt Action, no variant

@@ -371,3 +371,22 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
     expect(bob.locator(f"#log-{before + len(actions)}")).to_have_count(1)
     assert_not_reloaded(alice, alice_navigations)
     assert_not_reloaded(bob, bob_navigations)
+
+
+def test_starting_the_battle_opens_the_attack_form_on_the_players_phones(live_server, demo, watch):
+    """The organiser taps "Start battle"; alice's phone, open since the setting up, goes from "not
+    started yet" to the attack form by the poll alone."""
+    Battle.objects.filter(pk=demo.pk).update(status="setup")
+    battle_url = f"{live_server.url}/battles/{demo.pk}/"
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(battle_url)
+    navigations = mark_loaded(alice)
+    expect(alice.locator("#attack-panel")).to_contain_text("The battle has not started yet.")
+    organiser = sign_in(watch("demo"), live_server.url, "demo")
+    organiser.goto(battle_url)
+    with swapped(organiser, "#turns"):
+        organiser.click('button[data-action="start"]')
+    assert Battle.objects.get(pk=demo.pk).status == "in_progress"
+    expect(alice.locator("#attack-form #id_action")).to_be_visible(timeout=POLL_WAIT_MS)
+    expect(alice.locator("#attack-panel")).not_to_contain_text("not started")
+    assert_not_reloaded(alice, navigations)

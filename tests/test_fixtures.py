@@ -373,6 +373,37 @@ def test_lg_catalogue_examples_from_the_seeds(reference):
     assert lg["ray-rifle"].attack_factor - 1 == reduced["ray weapons"]
 
 
+def test_lg_catalogue_effect_areas_are_the_ones_the_seeds_name(reference):
+    """Seed 000's variant 3 example: the heavy fusion rifle "has an effect area", so a penetration
+    scores 7 × 2 = 14 and a hit alone 1 × 2 = 2; seed 004's blast warheads (HE, hammerhead) have one too.
+    Their sizes are in the weapon charts, which the seeds do not hold: the catalogue leaves them empty."""
+    from apps.battles.snapshot import weapon_profile
+    from apps.rules import ScriptedDice, StructureState, resolve
+    from tests.rules.builders import battle
+
+    lg = {w.slug: w for w in Weapon.objects.filter(ruleset="lg")}
+    assert {s for s, w in lg.items() if w.has_effect_area} == {
+        "heavy-fusion-rifle", "hammerhead-missile", "high-explosive-grenade"}
+    assert all(w.effect_area is None for w in lg.values())
+    assert {w.weapon_type for w in lg.values() if base_type(w.weapon_type) in tables.BLAST_WARHEADS} == {
+        w.weapon_type for w in lg.values() if w.has_effect_area and w.slug != "heavy-fusion-rifle"}
+    example = re.search(r"heavy fusion rifle.{0,200}?effect area", seed("000"), re.S | re.I)
+    assert example, "seed 000 no longer names the heavy fusion rifle's effect area"
+    fusion = weapon_profile(lg["heavy-fusion-rifle"])
+    house = StructureState("house", "building", "House", "stucco", None, 3, None, "light", damage_max=40)
+    for penetrated, points in (("yes", 14), ("no", 2)):
+        state = battle("lg", [house], [], [fusion], damage_variant=3, fires=False)
+        out = resolve("lg_attack_structure", state, {"weapon": fusion.key, "structure": "house", "hit": "yes",
+                                                     "penetrated": penetrated}, ScriptedDice([]))
+        assert sum(e.n for e in out.effects if e.type == "damage") == points, penetrated
+    # The bolt rifle has none: AF 5 penetrating scores 5 under variant 3, as the seed's other example.
+    bolt = weapon_profile(lg["bolt-rifle"])
+    state = battle("lg", [house], [], [bolt], damage_variant=3, fires=False)
+    out = resolve("lg_attack_structure", state, {"weapon": bolt.key, "structure": "house", "hit": "yes",
+                                                 "penetrated": "yes"}, ScriptedDice([]))
+    assert sum(e.n for e in out.effects if e.type == "damage") == lg["bolt-rifle"].attack_factor
+
+
 def test_lg_weapon_types_name_fire_table_rows(reference):
     # The fire table is looked up by the weapon type's family (laser_cannon → laser, the rules'
     # base_type); families the table leaves out never start fires.

@@ -99,6 +99,10 @@ class Weapon(models.Model):
         choices=[("L", "Light"), ("M", "Medium"), ("H", "Heavy"), ("G", "Magnum"), ("U", "Ultra")],
     )
     effect_area = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True, help_text="inches")
+    # The seeds say which weapons have an effect area, but rarely how large (that is in the weapon charts):
+    # damage variant 3 and the hits inside a structure need only the former.
+    has_effect_area = models.BooleanField(
+        default=False, help_text="the weapon has an effect area, whether or not its size is known")
     detection_effect = models.SmallIntegerField(null=True, blank=True)
     barrels = models.PositiveSmallIntegerField(default=1)
     cost = models.PositiveIntegerField(null=True, blank=True, help_text="from the weapon charts (not in the seeds)")

@@ -100,6 +100,7 @@ def weapon_profile(w):
         min_range=float(w.min_range) if w.min_range is not None else None,
         rof_code=w.rof_code, weapon_class=w.weapon_class,
         effect_area=float(w.effect_area) if w.effect_area is not None else 0.0,
+        has_effect_area=w.has_effect_area,
         detection_effect=w.detection_effect or 0, barrels=w.barrels, vehicle_only=w.vehicle_only,
         variable_fire=w.variable_fire, convergence=w.weapon_type == "convergence_beam",
         he_value=w.he_value, flamethrower=w.flamethrower, heavy_weapon=w.heavy_weapon,

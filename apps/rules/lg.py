@@ -142,7 +142,7 @@ def resolve_lg_attack_structure(state, inp, dice):
                           (f" {hits}×" if hits > 1 else "") + (f", {pens} penetrating" if pens else ", no penetration")]
 
     if opts.damage_variant and s.damage_max:
-        points = damage_points(opts.damage_variant, af, w.effect_area, hits, pens)
+        points = damage_points(opts.damage_variant, af, w.with_effect_area, hits, pens)
         points = min(points, s.damage_max - s.damage_taken)
         if points:
             effects.append(Effect("damage", s.id, points))
@@ -161,7 +161,7 @@ def resolve_lg_attack_structure(state, inp, dice):
             words.append("no fire")
 
     if pens and troops != "none":
-        if w.effect_area:
+        if w.with_effect_area:
             # Half the effect area projects inside; every piece in it is hit (LG-14).
             for u in targets:
                 effects.append(Effect("hits", u.id, 1, ref=w.key, note="inside the effect area"))

@@ -284,7 +284,8 @@ class WeaponProfile(Record):
     min_range: float | None = None
     rof_code: str = ""  # A B P R S
     weapon_class: str = ""  # L M H G U
-    effect_area: float = 0.0  # inches; 0 = none
+    effect_area: float = 0.0  # inches; 0 = none or not known
+    has_effect_area: bool = False  # the seeds say it has one, whether or not its size is known
     detection_effect: int = 0
     barrels: int = 1
     vehicle_only: bool = False
@@ -303,6 +304,10 @@ class WeaponProfile(Record):
     mm: int | None = None
     dm: int | None = None
     penetration_row: tuple[int, ...] = ()
+
+    @property
+    def with_effect_area(self):
+        return self.has_effect_area or self.effect_area > 0
 
 
 # ---------------------------------------------------------------------------- battle

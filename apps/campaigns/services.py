@@ -56,9 +56,9 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
 
 def start_session(*, campaign_id, user, name="", weather=None, table=None):
     """A new battle on the campaign's ground as it stands: damage, rubble, fires (out, unless the
-    campaign keeps them burning), bunker crews with their losses and penetrating hits; every army's
-    roster with its losses; pins, Down and activations cleared. On `table` (width, depth), by default
-    the last session's."""
+    campaign keeps them burning), bunker crews with their losses, penetrating hits, pins and rout (a
+    bunker keeps its pinned, half-dead crew); every army's roster with its losses, the units' pins,
+    Down and activations cleared. On `table` (width, depth), by default the last session's."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "start a session")
@@ -88,7 +88,6 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None):
             structures.filter(fire_size__isnull=False).update(fire_started_turn=1)
         else:
             structures.update(fire_size=None, fire_started_turn=None)
-        structures.update(crew_pins=0, crew_routed=False)
         Unit.objects.filter(army__battle=battle).update(pins=0, down=False, acted=False, incapacitated=False,
                                                         morale_check_pending=False)
         append_entry(battle, action="session_start", actor=user,

@@ -82,7 +82,7 @@ def test_second_session_starts_from_the_first_sessions_end_state(campaign):
     house2, bunker2 = battle_copy(two, house), battle_copy(two, bunker)
     assert house2.collapsed, "rubble stays rubble"
     assert house2.fire_size is None, "fires go out between sessions unless the campaign keeps them"
-    assert (bunker2.crew_men, bunker2.crew_pins, bunker2.crew_penetrating_hits) == (6, 0, 3)
+    assert (bunker2.crew_men, bunker2.crew_pins, bunker2.crew_penetrating_hits) == (6, 2, 3), "its pinned, half-dead crew"
     assert Unit.objects.get(army__battle=two, name="Squad").destroyed
     assert not Unit.objects.get(army__battle=two, name="Gun").acted
     # The first battle's copies are untouched by the second session.

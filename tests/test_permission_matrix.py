@@ -256,6 +256,9 @@ def prepare(d):
     d.scenario_document = organiser.get(reverse("scenario_export", args=[o.scenario.pk])).content.decode()
     d.campaign_document = organiser.get(reverse("campaign_export", args=[o.campaign.pk])).content.decode()
     d.campaign_settings = {"single_open_battle": "on"} if not o.campaign.single_open_battle else {}
+    d.commander = form_on(organiser, reverse("campaign", args=[o.campaign.pk]),
+                          reverse("campaign_commander", args=[o.campaign.pk]))
+    d.commander["owner"] = [str(d.users["player B"].pk)]
     d.reset_uid = urlsafe_base64_encode(force_bytes(d.users["player A"].pk))
     d.reset_token = default_token_generator.make_token(d.users["player A"])
 
@@ -402,6 +405,8 @@ ROWS = [
         data=import_data(lambda d: d.campaign_document)),
     Row("campaign_settings", "POST", ORGANISERS, changes=True, kwargs=lambda o, role: {"pk": o.campaign.pk},
         data=lambda d, role: d.campaign_settings),
+    Row("campaign_commander", "POST", ORGANISERS, changes=True, kwargs=lambda o, role: {"pk": o.campaign.pk},
+        data=lambda d, role: d.commander),
     Row("campaign_session_start", "POST", ORGANISERS, changes=True, data=lambda d, role: {"weather": "clear"},
         kwargs=lambda o, role: {"pk": o.finished_campaign.pk}),
     Row("campaign_session_reopen", "POST", ORGANISERS, changes=True, data=lambda d, role: {"confirm": "on"},

@@ -95,6 +95,27 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None):
         return battle
 
 
+def set_commander(*, campaign_id, user, side, owner_id):
+    """Who commands a side: the campaign's army, and the same side in its open battles (a club whose
+    players changed between sessions, or whose campaign came from a file with other names). `owner_id`
+    None leaves the side to the organisers. Returns the army and the open battles it changed."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
+        _organiser(user, campaign, "choose who commands a side")
+        army = campaign.armies.filter(side=side).first()
+        if army is None:
+            raise ActionRefused("side", side, f"{campaign.name} has no army on side {side}")
+        if owner_id is not None and not campaign.club.memberships.filter(user_id=owner_id).exists():
+            raise ActionRefused("owner", owner_id, f"Only a member of {campaign.club} may command a side")
+        army.owner_id = owner_id
+        army.save(update_fields=["owner"])
+        open_battles = list(campaign.battles.exclude(status=BattleStatus.FINISHED).order_by("pk"))
+        Army.objects.filter(battle__in=open_battles, side=side).update(owner_id=owner_id)
+        # Phones on those battles ask again; the form they offer depends on who commands what.
+        Battle.objects.filter(pk__in=[b.pk for b in open_battles]).update(version=F("version") + 1)
+        return army, open_battles
+
+
 def discard_session(*, campaign_id, user):
     """Take back a session set up by mistake: the newest one, while it is still being set up and nothing
     but its setting up is logged. Its battle and copies go (the campaign's own rows were never touched),

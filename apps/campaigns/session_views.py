@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from apps import rules
 from apps.campaigns import permissions, services
 from apps.campaigns.export import MAX_BYTES, export_campaign, import_campaign
-from apps.campaigns.models import Campaign, Weather
+from apps.campaigns.models import Campaign, Membership, Weather
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import FormatErrors, dumps, parse_document
 from apps.structures.views import ImportForm, json_download, run_import
@@ -52,6 +52,18 @@ class SettingsForm(forms.ModelForm):
         fields = ["fires_persist", "single_open_battle"]
         labels = {"fires_persist": "Fires keep burning into the next session",
                   "single_open_battle": "One open battle at a time"}
+
+
+class CommanderForm(forms.Form):
+    """Who commands one side; the choices are the club's members, read once for both sides."""
+
+    side = forms.ChoiceField(choices=(("A", "A"), ("B", "B")), widget=forms.HiddenInput)
+    owner = forms.TypedChoiceField(label="Commanded by", required=False, coerce=int, empty_value=None)
+
+    def __init__(self, *args, members=(), club=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["owner"].choices = [("", "Nobody yet (the organisers)")] + list(members)
+        self.fields["owner"].error_messages["invalid_choice"] = f"Only a member of {club} may command a side."
 
 
 class CampaignImportForm(ImportForm):
@@ -222,6 +234,33 @@ def campaign_settings(request, campaign):
         return render(request, "campaigns/campaign.html#settings_update", context)
     messages.success(request, "The campaign's settings are saved.")
     return see_other(campaign_url(campaign, "campaign-settings"))
+
+
+@login_required
+@require_POST
+@organised_campaign("choose who commands a side", lambda campaign: campaign_url(campaign, "rosters"))
+def campaign_commander(request, campaign):
+    members = club_members(campaign.club_id)
+    form = CommanderForm(request.POST, members=members, club=campaign.club.name)
+    if not form.is_valid():
+        return not_done(request, campaign, first_error(form), anchor="rosters")
+    side, owner_id = form.cleaned_data["side"], form.cleaned_data["owner"]
+    try:
+        army, battles = services.set_commander(campaign_id=campaign.pk, user=request.user, side=side,
+                                               owner_id=owner_id)
+    except rules.ActionRefused as error:
+        return not_done(request, campaign, error.message, anchor="rosters")
+    who = dict(members).get(owner_id, "nobody: the organisers act for it")
+    done = f"Side {side}, {army.name}, is commanded by {who}"
+    if battles:
+        done += " here and in " + ", ".join(b.name for b in battles)
+    messages.success(request, done + ".")
+    return see_other(campaign_url(campaign, f"army-{army.pk}"))
+
+
+def club_members(club_id):
+    return list(Membership.objects.filter(club_id=club_id).order_by("user__username")
+                .values_list("user_id", "user__username"))
 
 
 # ---------------------------------------------------------------------------------- the campaign file

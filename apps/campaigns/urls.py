@@ -14,6 +14,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/sessions/reopen/", sess.session_reopen, name="campaign_session_reopen"),
     path("campaigns/<int:pk>/sessions/discard/", sess.session_discard, name="campaign_session_discard"),
     path("campaigns/<int:pk>/settings/", sess.campaign_settings, name="campaign_settings"),
+    path("campaigns/<int:pk>/commander/", sess.campaign_commander, name="campaign_commander"),
     path("campaigns/<int:pk>/export/", sess.campaign_export, name="campaign_export"),
     path("battles/<int:pk>/finish/", sess.battle_finish, name="battle_finish"),
     # Clubs: members, roles, invitations (issue 6)

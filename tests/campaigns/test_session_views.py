@@ -254,3 +254,46 @@ def test_organisers_change_the_two_session_settings_and_nothing_else(client, dem
         assert 'id="sessions" class="card" aria-labelledby="sessions-title" hx-swap-oob="true"' in body(response)
     else:
         assert response.status_code == 303 and messages_of(response) == ["The campaign's settings are saved."]
+
+
+# ---------------------------------------------------------------------------------- commanders
+
+def test_an_organiser_gives_a_side_to_another_member_here_and_in_the_open_session(client, demo):
+    """Bob takes over side A (alice cannot come): the campaign's army and session 1's change; bob may
+    then fire side A's gun, alice may not. Someone outside the club is refused and nothing changes."""
+    from apps.armies.models import Army
+    from apps.battles import services as battles
+    from apps.rules import ActionRefused
+
+    signed(client, demo.organiser)
+    page = body(client.get(campaign_url(demo)))
+    assert 'id="commander-A"' in page and 'id="commander-B"' in page
+    url = reverse("campaign_commander", args=[demo.campaign.pk])
+    version = Battle.objects.get(pk=demo.session1.pk).version
+    response = client.post(url, {"side": "A", "owner": str(demo.bob.pk)})
+    army = Army.objects.get(campaign=demo.campaign, side="A")
+    assert response.status_code == 303 and response["Location"] == campaign_url(demo) + f"#army-{army.pk}"
+    assert army.owner == demo.bob
+    assert Army.objects.get(battle=demo.session1, side="A").owner == demo.bob
+    assert Battle.objects.get(pk=demo.session1.pk).version == version + 1
+    assert messages_of(response) == [f"Side A, {army.name}, is commanded by bob here and in {demo.session1.name}."]
+    ids = demo.ids(demo.session1)
+    he = {"weapon": ids.w["he-2d6"], "structure": ids.s["Brick townhouse"],
+          "target": ids.u["B", "Grenadier Squad 2"], "hit": "no"}
+    with pytest.raises(ActionRefused):  # alice commands nothing here now
+        battles.perform(battle_id=demo.session1.pk, user=demo.alice, action="ba_he",
+                        attacker=ids.u["A", "Field gun team"], inputs=he)
+    battles.perform(battle_id=demo.session1.pk, user=demo.bob, action="ba_he", attacker=ids.u["A", "Field gun team"],
+                    inputs=he)
+
+    before = state(demo), list(Army.objects.order_by("pk").values_list("owner_id", flat=True))
+    response = client.post(url, {"side": "B", "owner": str(demo.olga.pk)})  # olga is in another club
+    assert messages_of(response)[-1] == f"Only a member of {demo.campaign.club.name} may command a side."
+    assert (state(demo), list(Army.objects.order_by("pk").values_list("owner_id", flat=True))) == before
+    # "Nobody yet": the organisers act for the side.
+    client.post(url, {"side": "B", "owner": ""})
+    assert Army.objects.get(campaign=demo.campaign, side="B").owner is None
+    assert Army.objects.get(battle=demo.session1, side="B").owner is None
+    # Players see who commands, not the control.
+    page = body(signed(client, demo.alice).get(campaign_url(demo)))
+    assert 'id="commander-A"' not in page and "Commanded by bob" in page

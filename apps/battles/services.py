@@ -224,7 +224,9 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
         for i, step in enumerate(steps):
             if step == "upkeep" and snapshot.state.upkeep_turn >= snapshot.state.turn:
                 continue
-            outcome = rules.resolve(step, snapshot.state, {}, dice)
+            # Ending the turn rolls nothing: the players' dice are for the upkeep it runs.
+            step_dice = _dice(None if dice_values is None else [], seed) if step == "end_turn" else dice
+            outcome = rules.resolve(step, snapshot.state, {}, step_dice)
             token = client_token if i == 0 else None
             # The upkeep an "End turn" ran is part of it: one Undo takes both back (undo_last).
             inputs = {"follows": "end_turn"} if i > 0 else {}

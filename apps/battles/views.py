@@ -6,6 +6,7 @@ bundle the poll sends other phones) and a plain browser with a 303 back to the p
 """
 
 import math
+import re
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -339,7 +340,7 @@ def turn_context(battle, board, viewer, page=None):
         pass_reason = f"Only side {seq.initiative} may pass now"
     activatable = [u for u in state.units.values()
                    if lg and u.side == seq.initiative and u.side in viewer.sides and not u.destroyed
-                   and u.id not in seq.activated]
+                   and not u.incapacitated and u.id not in seq.activated]
     last = last_undoable(battle, page)
     return {
         "lg": lg,
@@ -350,6 +351,9 @@ def turn_context(battle, board, viewer, page=None):
         "pass_reason": pass_reason,
         "activatable": sorted(activatable, key=lambda u: u.label),
         "end_confirm": f"End turn {battle.turn}? The next turn's upkeep runs straight away.",
+        "initiative_dice": "Side A's d10, then side B's; on a tie both roll again" + (
+            ", and when a side has won, one d10 per tie for its uncontrolled event." if battle.uncontrolled_events
+            else ".") + " Lowest wins.",
         "undo": last if last and last["restorable"] and permissions.may_undo(
             viewer.user_id, viewer.role, last["actor_id"]) else None,
         "undo_blocked": last if last and last["restorable"] else None,
@@ -751,7 +755,8 @@ def battle_turn(request, pk):
             services.start(battle_id=battle.pk, user=request.user)
             entries = []
         elif action in services.TURN_ACTIONS:
-            entries = services.turn_action(battle_id=battle.pk, user=request.user, action=action, client_token=token)
+            entries = services.turn_action(battle_id=battle.pk, user=request.user, action=action, client_token=token,
+                                           dice_values=own_dice(request.POST))
         elif action in ("lg_pass", "lg_activate"):
             inputs = {"unit": request.POST.get("unit", "")} if action == "lg_activate" else {}
             entries = [services.perform(battle_id=battle.pk, user=request.user, action=action, inputs=inputs,
@@ -763,6 +768,17 @@ def battle_turn(request, pk):
     except rules.RulesError as error:
         done, problem = "", error.message
     return _after_change(request, battle, done, problem, after=_after(request.POST, None))
+
+
+def own_dice(data):
+    """The faces the players rolled for a turn button ("3 7", "3, 7"), or None to let the server roll."""
+    if data.get("dice_mode") != "player":
+        return None
+    text = str(data.get("dice", ""))
+    # Nothing typed yet is fine: the rules' answer names the first die they need.
+    if re.search(r"[^\d\s.,;/-]", text):
+        raise rules.InputError("dice", text, f"Enter the dice as numbers, e.g. 3 7 (not {text.strip()!r})")
+    return re.findall(r"\d+", text)
 
 
 def _after_change(request, battle, done, problem, *, after):
@@ -786,6 +802,9 @@ def _after_change(request, battle, done, problem, *, after):
         context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
                                   card=target, board=board, token=watch.issue(battle.pk, request.user.pk))
     context["turns"].update(done=done, problem=problem)
+    if problem and request.POST.get("dice_mode") == "player":
+        # Open again where the players typed their dice, with what they typed.
+        context["turns"].update(dice_for=request.POST.get("action"), dice_entered=request.POST.get("dice", ""))
     return updates_response(request, context)
 
 

@@ -259,7 +259,9 @@ HANDLERS = {
     "damage": _damage,
     "untenable": _flag("structure", destroyed=True, impassable=True),
     "destroyed": _flag("structure", destroyed=True),
-    "collapse": _flag("structure", collapsed=True, destroyed=True),
+    # What burned is rubble now: the upkeep neither grows a collapsed structure's fire nor lets it
+    # attack anyone (docs/rules.md, "a collapse puts its fire out").
+    "collapse": _flag("structure", collapsed=True, destroyed=True, fire=None),
     "fire_started": _fire_started,
     "fire_grown": _fire_grown,
     "impassable": _flag("structure", impassable=True),

@@ -708,6 +708,44 @@ def test_laser_grenadiers_initiative_pass_and_activate(client, lg):
     assert LogEntry.objects.filter(battle=battle).count() == 3
 
 
+def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
+    """"We roll our own dice" under a turn button: the faces in order. A missing die is named, what
+    was typed stays in the field and nothing is logged; complete, the log says the players rolled."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, collapse_check=True,
+                                                  damage_variant=3, upkeep_turn=0)
+    house = lg.structure("House", floors=1, damage_max=10, damage_taken=5)
+    signed(client, lg.alice)
+    turns = page(client.get(url(lg, "battle"))).find("turns")
+    assert turns.find("dice-lg_initiative") is not None and turns.find("dice-upkeep") is not None
+    assert "Side A's d10, then side B's" in turns.text()
+
+    def press(action, dice):
+        return client.post(url(lg, "battle_turn"), {"action": action, "dice_mode": "player", "dice": dice,
+                                                    "client_token": str(uuid.uuid4())}, **HTMX)
+
+    answer = press("upkeep", "")
+    assert "Collapse check, House (50% damaged), d10: roll it and enter the result" in text_of(answer, "turns")
+    answer = press("upkeep", "three")
+    assert "Enter the dice as numbers, e.g. 3 7 (not 'three')" in text_of(answer, "turns")
+    field = page(answer).find("dice-upkeep")
+    assert field.attrs["value"] == "three"
+    assert not LogEntry.objects.filter(battle=lg.battle).exists()
+    press("upkeep", "9")
+    entry = LogEntry.objects.get(battle=lg.battle, action="upkeep")
+    assert entry.dice[0]["faces"] == [9] and entry.dice[0]["source"] == "player"
+    assert Structure.objects.get(pk=house.pk).collapsed  # stands only on 1–5
+    answer = press("lg_initiative", "4.4 2, 8")  # a tie, then B's 8 against A's 2
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_initiative")
+    assert [r["faces"] for r in entry.dice] == [[4], [4], [2], [8]] and {r["source"] for r in entry.dice} == {"player"}
+    assert Battle.objects.get(pk=lg.battle.pk).sequence["initiative"] == "A"
+    # The server still rolls when asked to.
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence={})
+    client.post(url(lg, "battle_turn"), {"action": "lg_initiative", "dice_mode": "server", "dice": "1 2",
+                                         "client_token": str(uuid.uuid4())}, **HTMX)
+    newest = LogEntry.objects.filter(battle=lg.battle, action="lg_initiative").order_by("-seq").first()
+    assert {r["source"] for r in newest.dice} == {"server"}
+
+
 def test_no_pass_while_morale_checks_are_owed(client, lg):
     seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
     Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())

@@ -106,6 +106,18 @@ def test_collapse_check_only_when_the_option_is_on_and_once_per_turn():
         resolve("upkeep", apply(state, out), {}, ScriptedDice([]))
 
 
+def test_a_collapse_puts_the_fire_out_so_the_next_upkeep_leaves_it_alone():
+    """The burning barn collapses at its check: rubble, no fire; next turn nothing grows or attacks."""
+    barn = building("barn", 1, damage_max=24, damage_taken=10, fire=Fire(4.0, 1))
+    state = lg([barn], [unit("t1", structure="barn", floor=0, models=1)], collapse_check=True)
+    out = resolve("upkeep", state, {}, ScriptedDice([7]))
+    after = apply(state, out).structures["barn"]
+    assert "collapse" in types(out) and after.collapsed and after.fire is None
+    state = apply(apply(state, out), resolve("end_turn", apply(state, out), {}, ScriptedDice([])))
+    out = resolve("upkeep", state, {}, ScriptedDice([]))
+    assert [e.type for e in out.effects] == ["upkeep_done"] and "nothing to do" in out.summary
+
+
 # -------------------------------------------------------------- seed 000: fires
 
 def test_fire_table_and_weather():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -80,6 +81,11 @@ def _label(state, e, kind):
     return _EXPECTED[e.type].format(s=name)
 
 
+def _first_number(label):
+    digits = re.search(r"\d+", label)
+    return int(digits[0]) if digits else 0
+
+
 def marginals(state, distribution):
     probs, expected, labels = {}, {}, {}
     for outcome, p in distribution:
@@ -99,7 +105,9 @@ def marginals(state, distribution):
                 expected[key] = expected.get(key, 0) + p * e.n
                 if key not in labels:
                     labels[key] = _label(state, e, "expected")
-    out = [Marginal(":".join(map(str, k)), labels[k], Fraction(v), "probability") for k, v in probs.items()]
+    # Most likely first; equal chances in the order of the numbers they name (PH ≤2, 3–4, 5–6 …).
+    ordered = sorted(probs.items(), key=lambda kv: (-kv[1], _first_number(labels[kv[0]]), labels[kv[0]]))
+    out = [Marginal(":".join(map(str, k)), labels[k], Fraction(v), "probability") for k, v in ordered]
     out += [Marginal(":".join(k), labels[k], Fraction(v), "expected") for k, v in expected.items()]
     return tuple(out)
 

@@ -117,5 +117,12 @@ def test_odds_marginals_are_labelled():
     assert "Explodes on the ground floor" in labels and "Expected hits on sq" in labels
     assert json.dumps(result.to_dict())
     state, key, inputs = cases.dh_main_gun()
-    bands = {m.label for m in odds(key, state, inputs).marginals if m.key.startswith("ph_result")}
-    assert bands == {"PH result ≤2", "PH result 3–4", "PH result 5–6", "PH result 7–8", "PH result 9–10"}
+    rows = [m for m in odds(key, state, inputs).marginals if m.kind == "probability"]
+    bands = [m.label for m in rows if m.key.startswith("ph_result")]
+    assert set(bands) == {"PH result ≤2", "PH result 3–4", "PH result 5–6", "PH result 7–8", "PH result 9–10"}
+    # The bars read most likely first, and equally likely bands in their own order.
+    assert [m.value for m in rows] == sorted((m.value for m in rows), reverse=True)
+    same = [m.label for m in rows if m.key.startswith("ph_result") and m.value == rows[-1].value]
+    tied = [b for b in ("PH result ≤2", "PH result 3–4", "PH result 5–6", "PH result 7–8", "PH result 9–10")
+            if b in same]
+    assert same == tied

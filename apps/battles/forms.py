@@ -143,7 +143,7 @@ def structure_choice(s):
     if s.collapsed:
         states.append("rubble")
     elif s.damage_max and s.damage_taken:
-        states.append(f"{round(s.damage_pct)}% damaged")
+        states.append(f"{int(s.damage_pct)}% damaged")
     if s.fire:
         states.append("burning")
     if s.crew is not None and s.crew.routed:

@@ -201,7 +201,8 @@ class Structure(models.Model):
 
     @property
     def damage_percent(self):
-        return round(100 * self.damage_taken / self.damage_max) if self.damage_max else 0
+        # Rounded down, as the collapse check reads it (A-LG-2) and the log prints it: 7/18 is 38%.
+        return 100 * self.damage_taken // self.damage_max if self.damage_max else 0
 
     @property
     def is_fortification(self):

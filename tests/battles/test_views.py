@@ -240,6 +240,20 @@ def test_a_destroyed_structure_says_so_on_the_map_card_and_list(client, w):
         assert "Destroyed" in badges and "Intact" not in badges, (panel, badges)
 
 
+def test_damage_reads_the_same_percentage_everywhere(client, w):
+    """7 of 18 points is 38% on the map, the card and the target list, as the collapse check's log
+    entry prints it (rounded down, A-LG-2), not 39% here and 38% there."""
+    Battle.objects.filter(pk=w.battle.pk).update(damage_variant=1)
+    Structure.objects.filter(pk=w.house.pk).update(damage_max=18, damage_taken=7)
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle"), {"target": sid(w.house)}))
+    assert [t.text() for t in html.find(f"map-{sid(w.house)}").find_all("text") if "map-damage" in
+            t.attrs.get("class", "")] == ["38%"]
+    assert "Damaged 38%" in [b.text() for b in html.find("card").find_all("li", cls="badge")]
+    options = [o.text() for o in html.find("attack-form").find_all("option") if o.attrs.get("value") == sid(w.house)]
+    assert options and all("38% damaged" in o for o in options)
+
+
 def test_damage_points_show_only_where_the_battle_counts_them(client, w):
     signed(client, w.alice)
     assert "Damage" not in text_of(client.get(url(w, "battle")), f"structure-{w.house.pk}")  # Bolt Action, no variant

@@ -375,16 +375,23 @@ def percent(p):
 
 def odds_rows(odds):
     rows = []
-    for m in odds.marginals:
-        value = Fraction(m.value)
-        if m.kind == "probability":
+    marginals = [(m.label, m.kind, m.value) for m in odds.marginals]
+    if not any(kind == "probability" for _, kind, _ in marginals) and any(o.effects for o, _ in odds.outcomes):
+        # What it changes has no bar of its own (a breach's progress, a beam's hits): each outcome in words.
+        marginals += [(o.summary, "probability", p) for o, p in odds.outcomes[:ODDS_OUTCOMES]]
+    for label, kind, value in marginals:
+        value = Fraction(value)
+        if kind == "probability":
             exact = f"{value.numerator}/{value.denominator}" if 1 < value.denominator <= 10_000 else ""
-            rows.append(SimpleNamespace(label=m.label, kind=m.kind, text=percent(value), exact=exact,
+            rows.append(SimpleNamespace(label=label, kind=kind, text=percent(value), exact=exact,
                                         width=f"{float(value) * 100:.2f}"))
         else:
-            rows.append(SimpleNamespace(label=m.label, kind=m.kind, exact="",
+            rows.append(SimpleNamespace(label=label, kind=kind, exact="",
                                         text=f"{float(value):.2f}".rstrip("0").rstrip("."), width=""))
     return rows
+
+
+ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 
 
 # The attack form -------------------------------------------------------------------------------

@@ -760,6 +760,22 @@ def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
     assert {r["source"] for r in newest.dice} == {"server"}
 
 
+def test_odds_of_an_action_without_bars_are_its_outcomes_in_words(client, lg):
+    """A breach's progress has no bar of its own: the preview lists the outcome, not "Nothing can come
+    of this"."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_breach", "attacker": uid(lg.a1),
+                                                    "structure": f"s{farm.pk}", "hit": "yes", "penetrated": "yes",
+                                                    "needed": "3"}, **HTMX)).find("odds")
+    rows = [(r.find_all("span", cls="odds-label")[0].text(), r.find_all("span", cls="odds-value")[0].text())
+            for r in form.find_all("li", cls="odds-row")]
+    assert len(rows) == 1 and "1/3 towards a breach" in rows[0][0] and rows[0][1].startswith("100")
+    assert "Nothing can come of this" not in form.text()
+
+
 def test_no_pass_while_morale_checks_are_owed(client, lg):
     seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
     Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())

@@ -14,6 +14,7 @@ from django import forms
 from apps import rules
 from apps.battles import services
 from apps.rules.dice import ordinal
+from apps.rules.lg import rotary_hits
 
 DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
 # What "Attacking unit" means where naming it is optional.
@@ -255,8 +256,9 @@ class ActionForm(forms.Form):
     def _count_choices(self):
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         choices = [("0", "No"), ("1", "Yes")]
-        if weapon is not None and (weapon.rof_code == "R" or weapon.barrels > 1):
-            choices += [(str(n), f"{n} hits") for n in range(2, max(weapon.barrels, 2) + 1)]
+        if weapon is not None and weapon.rof_code == "R" and weapon.barrels >= 3:
+            # A rotary weapon scores its table's hits (LG-68), not one per barrel: no more can penetrate.
+            choices += [(str(n), f"{n} hits") for n in range(2, rotary_hits(weapon.barrels) + 1)]
         return choices
 
     def _units(self, name):

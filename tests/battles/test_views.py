@@ -776,6 +776,21 @@ def test_odds_of_an_action_without_bars_are_its_outcomes_in_words(client, lg):
     assert "Nothing can come of this" not in form.text()
 
 
+def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(client, lg):
+    """A six-barrel minigun scores 3 hits (LG-68): "Penetrated?" offers No, Yes, 2 and 3 hits, not 6."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    minigun = factories.weapon("lg", "minigun-test", weapon_type="bullet", rof_code="R", barrels=6)
+    gunner = lg.unit("A", "Gunner", weapons=[minigun])
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure", "attacker": uid(gunner),
+                                                    "weapon": f"w{minigun.pk}", "structure": f"s{farm.pk}"}, **HTMX))
+    offered = [i.attrs["value"] for i in form.find("attack-form").find_all("input")
+               if i.attrs.get("name") == "penetrated"]
+    assert offered == ["0", "1", "2", "3"]
+
+
 def test_no_pass_while_morale_checks_are_owed(client, lg):
     seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
     Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())

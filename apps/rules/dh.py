@@ -281,6 +281,11 @@ _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
     Field("acquired", "bool", "Acquired?", default=True,
           help="Your acquisition roll: +0 against a Bunker, +2 against a Fort. Infantry AT weapons skip it"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
+    Field("penetration", "choice", "Penetration", default="roll",
+          choices=(("roll", "Roll on the weapon's row"), ("yes", "Penetrated (your rulebook)"),
+                   ("no", "Not penetrated (your rulebook)")),
+          help="The seeds give rows only for the guns on the sheets: for another weapon (bazooka, "
+               "Panzerschreck, explosives) take the answer from your rulebook's chart"),
     _GUTS,
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
@@ -294,8 +299,10 @@ def resolve_dh_main_gun(state, inp, dice):
         refuse("weapon", w.key, f"{w.name} cannot attack a fortification as a vehicle: "
                                 + ("use the flamethrower action" if w.dh_category == "flamethrower"
                                    else "small arms can only shoot at the crew"))
-    if len(w.penetration_row) != 10:
-        raise InputError("weapon", w.key, f"{w.name} has no penetration row (10 values)")
+    told = inp["penetration"]
+    if told == "roll" and len(w.penetration_row) != 10:
+        raise InputError("penetration", told, f"{w.name} has no penetration row here: answer Penetrated or Not "
+                                              "penetrated from your rulebook's chart")
     if w.dh_category == "main_gun" and not inp["acquired"]:
         return [], f"{w.name} did not acquire {s.label} ({tables.DH_ACQUIRE_MODIFIER[sheet.kind]:+d} to acquire)"
     if not inp["hit"]:
@@ -308,9 +315,13 @@ def resolve_dh_main_gun(state, inp, dice):
         loc = by_face[face]
         name, av = loc.location, loc.av
     effects = [Effect("location_hit", s.id, note=f"{facing} {name}")]
-    row = w.penetration_row
-    face = dice.die(10, f"Penetration, {w.name} against AV {av}", key=lambda v: penetrates(row, v, av))
-    if not penetrates(row, face, av):
+    if told == "roll":
+        row = w.penetration_row
+        face = dice.die(10, f"Penetration, {w.name} against AV {av}", key=lambda v: penetrates(row, v, av))
+        through = penetrates(row, face, av)
+    else:
+        through = told == "yes"
+    if not through:
         return effects + [Effect("not_penetrated", s.id)], f"{w.name} hit the {facing} {name} (AV {av}): " \
                                                            "no penetration"
     more, text = penetrating_hit(state, s, sheet, crew, w, dice, inp["guts_passed"], inp["heaviest"])
@@ -322,6 +333,11 @@ def resolve_dh_main_gun(state, inp, dice):
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires"),
     Field("structure", "structure", "Fortification"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
+    Field("penetration", "choice", "Penetration", default="roll",
+          choices=(("roll", "Roll on the weapon's row"), ("yes", "Penetrated (your rulebook)"),
+                   ("no", "Not penetrated (your rulebook)")),
+          help="The seeds give rows only for the guns on the sheets: for another weapon (bazooka, "
+               "Panzerschreck, explosives) take the answer from your rulebook's chart"),
     _GUTS,
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),

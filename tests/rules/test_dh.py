@@ -123,6 +123,26 @@ def test_location_and_penetration_from_the_sheet():
     assert rear.of_type("location_hit")[0].note == "rear Walls" and "AV 60" in rear.dice[1].purpose
 
 
+def test_a_weapon_without_a_row_takes_penetration_from_the_players():
+    """The seeds print rows only for the sheets' guns: a bazooka's penetration is the players' answer.
+    Without it, the form is told which field to fill; with it, the location is still rolled."""
+    from apps.rules.state import WeaponProfile
+
+    bazooka = WeaponProfile("w_bazooka", "Bazooka", "dh", dh_category="infantry_at")
+    state = battle("dh", [fort()], [], [bazooka])
+    attack = {**MAIN_GUN, "weapon": "w_bazooka", "acquired": "yes"}
+    with pytest.raises(InputError) as err:
+        resolve("dh_main_gun", state, attack, ScriptedDice([3]))
+    assert err.value.field == "penetration" and "from your rulebook's chart" in err.value.message
+    out = resolve("dh_main_gun", state, {**attack, "penetration": "no"}, ScriptedDice([3]))
+    assert out.of_type("not_penetrated") and [d.purpose for d in out.dice] == ["Hit location, front"]
+    out = resolve("dh_main_gun", state, {**attack, "penetration": "yes", "guts_passed": "yes"},
+                  ScriptedDice([3, 6, *MISS]))
+    assert out.of_type("penetrated") and out.of_type("ph_result")[0].note == "5–6"
+    # A gun with its row still rolls, unless the players say otherwise.
+    assert resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([3, 7])).of_type("not_penetrated")
+
+
 def test_catalogue_example_45mm_against_the_german_hmg_loghouse():
     """DH-12: d10 6 → 5: blast AP 6, Guts, 2 PH. Next d10 6 → 6 − 1 + 2 = 7: blast AP 8, PH 4, an MG34 lost."""
     state = dh(fort())

@@ -31,6 +31,7 @@ from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as
                                     clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, export_scenario,
                                     export_structure, export_unit, free_name, resolve_sheets)
 from apps.campaigns.models import Campaign
+from apps.campaigns.services import with_suffix
 from apps.rules.state import SequenceState
 from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, describe, item, join,
                                      number, sheet_body, show)
@@ -739,6 +740,12 @@ def _write(doc, club, user):
     users = _users(doc)
     own = _build_ground(doc["ground"], sheets, {"campaign": campaign}, users)
     for b in doc["battles"]:
+        if campaign.name != doc["name"]:
+            # "Winter Line (2)": its sessions follow, or the home page lists two "Winter Line — session 2";
+            # a session with a name of its own gets " (2)" where the club has that name already.
+            name = with_suffix(campaign.name, b["name"][len(doc["name"]):]) if b["name"].startswith(doc["name"]) \
+                else free_name(Battle.objects.filter(club=club), b["name"])
+            b = {**b, "name": name}
         _write_battle(b, campaign, own, sheets, scenarios, users)
     campaign.refresh_from_db()
     return campaign

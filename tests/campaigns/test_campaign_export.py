@@ -93,6 +93,18 @@ def test_export_import_export_is_byte_identical(demo):
     assert export_text(imported(demo, first, fresh_club(demo, "third-host"))) == first
 
 
+def test_imported_into_a_club_that_has_the_name_its_sessions_take_the_new_name(demo):
+    """The club already runs "Operation Crossroads": the copy is "Operation Crossroads (2)", its
+    sessions "Operation Crossroads (2) — session 3", and one named otherwise "Second push (2)": no two
+    battles on the home page read alike."""
+    history(demo)
+    copy_ = imported(demo, export_text(demo.campaign), club=demo.campaign.club)
+    assert copy_.name == "Operation Crossroads (2)"
+    names = sorted(copy_.battles.values_list("name", flat=True))
+    assert names == ["Operation Crossroads (2) — session 3", "Second push (2)", "Village crossroads — session 1 (2)"]
+    assert not set(names) & set(demo.campaign.battles.values_list("name", flat=True))
+
+
 def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
     one, two, three = history(demo)
     doc = export_campaign(demo.campaign)

@@ -152,9 +152,9 @@ def map_of(battle, structures, units):
                 crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
         turn = math.radians(float(s.rotation))
         # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
-        # Under a footprint too small to hold them (a foxhole), the badges of who is inside would
-        # cover the name: it goes below them.
-        below = max((abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2 + 1.3, 4.3 if inside else 0)
+        # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
+        # inside and the crew's P/R would cover the name: it goes below them.
+        below = max((abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2 + 1.3, 4.3 if inside or crew else 0)
         s.map = SimpleNamespace(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
             name_y=round(cy + below, 2), name=s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…",

@@ -18,6 +18,7 @@ from apps.battles import services, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns.models import Club, Membership, Role
 from apps.rules import SequenceState
+from apps.rules.tables import DH_SHEETS
 from apps.structures.models import Structure
 from tests import factories
 from tests.campaigns.test_pages import assert_csp_clean, body, page, text_of  # noqa: F401
@@ -219,6 +220,15 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
     badge_bottom = float(badge.find_all("circle")[0].attrs["cy"]) + 1.3
     assert name.text() == "Foxhole" and float(name.attrs["y"]) - 1.45 / 2 > badge_bottom
+    # A small bunker's pinned crew (P1) is printed where its name would be: the name goes below it too.
+    from apps.structures.models import BunkerSheet
+    pit = w.structure("Rifle pit", floors=1, x=40, y=40, width=2, depth=2, kind="bunker",
+                      sheet=BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "soviet-rifle-pit")),
+                      crew_men=4, crew_pins=1, crew_side="B")
+    piece = page(client.get(url(w, "battle"))).find(f"map-s{pit.pk}")
+    crew = next(t for t in piece.find_all("text") if "map-crew" in t.attrs.get("class", ""))
+    name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
+    assert crew.text() == "P1" and float(name.attrs["y"]) - 1.45 / 2 > float(crew.attrs["y"]) + 2.1 / 2
     # The house, tall enough to hold its badge, keeps its name just below the footprint.
     house = page(client.get(url(w, "battle"))).find(f"map-s{w.house.pk}")
     assert len(house.find_all("g", cls="map-badge")) == 1

@@ -809,6 +809,9 @@ def test_no_pass_while_morale_checks_are_owed(client, lg):
     button = next(b for b in page(response).find("turns").find_all("button") if b.attrs.get("data-action") == "lg_pass")
     assert "disabled" in button.attrs
     assert "Side A may not pass: Alpha one must check morale first" in text_of(response, "turns")
+    end = next(b for b in page(response).find("turns").find_all("button") if b.attrs.get("data-action") == "end_turn")
+    assert "disabled" in end.attrs
+    assert "The turn cannot end while morale checks are owed (Alpha one)" in text_of(response, "turns")
     response = client.post(url(lg, "battle_turn"), {"action": "lg_pass"}, **HTMX)
     assert "may not pass" in text_of(response, "turns")
     assert not LogEntry.objects.filter(battle=lg.battle).exists()

@@ -84,20 +84,38 @@
     }
   });
 
-  // A d6 is one digit: once it is typed, ask for the next die straight away (a d10 may be "10"),
-  // and move on to the next die's field if the form already shows it, so the next digit goes there
-  // rather than into this one while the answer is on its way.
+  // Once a die is typed, ask for the next die straight away and move on to the next die's field if
+  // the form already shows it, so the next digit goes there rather than into this one while the
+  // answer is on its way. A d6's face is one digit; on a d10, 2–9 and 10 are complete, while a "1"
+  // may still become "10": it counts once the thumb has paused.
+  function nextDie(input) {
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    var dice = Array.prototype.slice.call(input.form.querySelectorAll(".die-input"));
+    var next = dice[dice.indexOf(input) + 1];
+    if (next && !next.value) next.focus();
+  }
   document.addEventListener("input", function (event) {
     var input = event.target;
     if (!input.classList || !input.classList.contains("die-input")) return;
     var sides = parseInt(input.getAttribute("data-sides"), 10);
     var value = parseInt(input.value, 10);
-    if (sides < 10 && value >= 1 && value <= sides) {
-      input.dispatchEvent(new Event("change", { bubbles: true }));
-      var dice = Array.prototype.slice.call(input.form.querySelectorAll(".die-input"));
-      var next = dice[dice.indexOf(input) + 1];
-      if (next && !next.value) next.focus();
+    clearTimeout(input.redoubtWait);
+    if (!(value >= 1 && value <= sides)) return;
+    if (value * 10 > sides) {
+      nextDie(input);
+    } else {
+      input.redoubtWait = setTimeout(function () {
+        if (parseInt(input.value, 10) === value && document.body.contains(input)) nextDie(input);
+      }, 900);
     }
+  });
+
+  // "Go" on a phone's keyboard in a die field moves to the next die; Resolve is its own tap.
+  document.addEventListener("keydown", function (event) {
+    var input = event.target;
+    if (event.key !== "Enter" || !input.classList || !input.classList.contains("die-input")) return;
+    event.preventDefault();
+    nextDie(input);
   });
 
   // The form's answer is drawn from what was sent: dice typed while it was on its way would vanish

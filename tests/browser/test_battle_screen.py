@@ -390,3 +390,37 @@ def test_starting_the_battle_opens_the_attack_form_on_the_players_phones(live_se
     expect(alice.locator("#attack-form #id_action")).to_be_visible(timeout=POLL_WAIT_MS)
     expect(alice.locator("#attack-panel")).not_to_contain_text("not started")
     assert_not_reloaded(alice, navigations)
+
+
+def test_d10s_move_on_without_leaving_the_field_and_go_does_not_resolve(live_server, demo, watch):
+    """Disposable Heroes small arms at the rifle pit with the players' own d10s. A "7" is a whole d10:
+    the form asks for the next die at once. A "1" may become "10": it counts once the thumb pauses.
+    The keyboard's Go (Enter) in a die field moves on; it does not resolve a half-entered attack."""
+    from apps.battles import services
+    from django.contrib.auth import get_user_model
+
+    olga = get_user_model().objects.get(username="olga")
+    farm = Battle.objects.get(name="Farm by the ford — session 1")
+    services.start(battle_id=farm.pk, user=olga)
+    squad = Unit.objects.get(army__battle=farm, name="Panzergrenadier Squad")
+    pit = Structure.objects.get(battle=farm, name="Soviet Rifle Pit")
+    before = newest_seq(farm)
+    phone = sign_in(watch("olga"), live_server.url, "olga")
+    phone.goto(f"{live_server.url}/battles/{farm.pk}/?action=dh_small_arms&attacker=u{squad.pk}"
+               f"&structure=s{pit.pk}&shots=3&dice_mode=player")
+    expect(phone.locator(".die-input")).to_have_count(3)
+    with swapped(phone, "#attack-form"):
+        phone.locator("#id_dice_0").press_sequentially("7")
+    expect(phone.locator("#id_dice_0")).to_have_value("7")
+    phone.wait_for_function("() => document.activeElement && document.activeElement.id === 'id_dice_1'")
+    with swapped(phone, "#attack-form"):
+        phone.keyboard.type("1")  # no change event, no blur: the pause alone sends it
+    expect(phone.locator("#id_dice_1")).to_have_value("1")
+    expect(phone.locator("#id_dice_2")).to_be_focused()
+    phone.keyboard.type("9")
+    phone.wait_for_function(QUIET)
+    with swapped(phone, "#attack-form"):
+        phone.keyboard.press("Enter")
+    expect(phone.locator("#attack-form .result")).to_have_count(0)
+    expect(phone.locator("#attack-form .not-resolved")).to_have_count(0)
+    assert newest_seq(farm) == before

@@ -702,7 +702,13 @@ def battle_resolve(request, pk):
 
 def damage_follow_ups(battle, entry, state):
     """Bolt Action: hits on a unit are rolled for damage next. For each unit still standing that the
-    entry hit, the damage roll ready filled in (unit, hits, HE or flamethrower, who fired)."""
+    entry hit, the damage roll ready filled in (unit, hits, HE or flamethrower, who fired). Disposable
+    Heroes: hits on a fortification's crew are rolled to wound with the rulebook, then entered."""
+    if battle.ruleset == "dh":
+        return [SimpleNamespace(label=f"Enter the casualties: {e['n']} hit{pluralize(e['n'])} on {s.label}'s crew",
+                                query=urlencode({"action": "dh_crew_casualties", "structure": s.id}))
+                for e in (entry.outcome or {}).get("effects", [])
+                if e["type"] == "crew_hits" and e.get("n") and (s := state.structures.get(e["target"])) is not None]
     if battle.ruleset != "ba":
         return []
     links = []

@@ -585,6 +585,29 @@ def test_undo_asks_first(client, w):
     assert undo_form.attrs["hx-confirm"].startswith(f"Undo #{seq}? ")
 
 
+def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
+    """Disposable Heroes: two small-arms hits on the loghouse's crew; the answer offers the casualties
+    form for that fortification (the wound rolls are the players' rulebook's)."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    squad = dh.unit("A", "Rifle squad")
+    signed(client, dh.alice)
+    answer = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_small_arms", "attacker": uid(squad), "structure": f"s{bunker.pk}", "shots": "2",
+        "dice_mode": "player", "dice_0": "1", "dice_1": "1", "dice_2": "3", "dice_3": "2",
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Resolved #" in body(answer)
+    link = next(a for a in page(answer).find("attack-form").find_all("a") if "casualties" in a.text())
+    assert link.text().strip() == "Enter the casualties: 2 hits on Loghouse's crew"
+    filled = client.get(f"{url(dh, 'battle_form')}?{link.attrs['hx-get'].split('?', 1)[1]}", **HTMX)
+    chosen = {s.attrs["name"]: [o.attrs.get("value") for o in s.find_all("option") if "selected" in o.attrs]
+              for s in page(filled).find("attack-form").find_all("select")}
+    assert chosen["action"] == ["dh_crew_casualties"] and chosen["structure"] == [f"s{bunker.pk}"]
+
+
 def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
     """HE that leaves the squad standing scores hits: the answer offers the damage roll for them, with
     the squad, the hits, HE and the gun filled in, and the gun (which has acted) may be named in it."""

@@ -271,3 +271,12 @@ def test_a_damaged_sheet_is_refused_by_name():
     with pytest.raises(InputError) as err:
         resolve("dh_main_gun", dh(f.replace(sheet=sheet)), MAIN_GUN, ScriptedDice([]))
     assert err.value.field == "structure.sheet.locations.top.av"
+
+
+def test_summaries_read_as_sentences():
+    """"1 natural 1", not "1 ones"; the seed's "2 PH." is not followed by ".;"."""
+    state = dh(fort())
+    small = resolve("dh_small_arms", state, {"structure": "fort", "shots": 2}, ScriptedDice([1, 5, 3]))
+    assert "1 natural 1, 1 hit;" in small.summary
+    gun = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice([1, 10, 6, *MISS]))
+    assert "Guts Check. 2 PH; 10 crew killed" in gun.summary and ".;" not in gun.summary

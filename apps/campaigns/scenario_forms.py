@@ -75,6 +75,10 @@ class ScenarioForm(forms.ModelForm):
         for name in ("table_width", "table_depth"):
             if data.get(name) is not None and data[name] <= 0:
                 self.add_error(name, "Must be more than 0 inches")
+        if data.get("collapse_check") and not data.get("damage_variant"):
+            # LG-21 reads the damage taken: without damage points it would never roll.
+            self.add_error("collapse_check", "A collapse check reads the damage points: choose a damage-points "
+                                             "variant, or leave it off")
         if self.instance.pk:
             width, depth = data.get("table_width"), data.get("table_depth")
             too_wide = [s.name for s in self.instance.structures.all() if width is not None and s.x > width]

@@ -73,6 +73,7 @@ def test_create_a_scenario(client, demo):
     ({"table_width": "0"}, "table_width", "more than 0"),
     ({"ruleset": "chess"}, "ruleset", "Select a valid choice"),
     ({"table_depth": "100000"}, "table_depth", "At most 9999 inches"),
+    ({"collapse_check": "on", "damage_variant": "0"}, "collapse_check", "A collapse check reads the damage points"),
 ])
 def test_bad_settings_are_refused_beside_the_field(client, demo, fields, field, words):
     before = Scenario.objects.count()

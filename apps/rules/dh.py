@@ -372,8 +372,9 @@ def resolve_dh_small_arms(state, inp, dice):
     ones = dice.pool(inp["shots"], 10, "Shots at the crew: natural 1s", at_most=1)
     hits = dice.pool(ones, 10, f"Second d10 for each 1 (≤{second})", at_most=second) if ones else 0
     effects = [Effect("crew_hits", s.id, hits)] if hits else []
-    return effects, f"{inp['shots']} shots at {s.label}'s crew ({cover['name']} {cover['modifier']}): {ones} natural 1{'s' * (ones != 1)}, " \
-                    f"{hits} hit{'s' * (hits != 1)}" + ("; roll to wound, then enter the casualties" if hits else "")
+    return effects, f"{inp['shots']} shots at {s.label}'s crew ({cover['name']} {cover['modifier']}): " \
+                    f"{ones} natural 1{'s' * (ones != 1)}, {hits} hit{'s' * (hits != 1)}" + \
+                    ("; roll to wound, then enter the casualties" if hits else "")
 
 
 @action(

@@ -250,7 +250,10 @@ def undo_last(*, battle_id, user):
             raise ActionRefused("undo", None, "There is nothing to undo")
         if not {"structures", "units"} & set(last.undo or {}):
             raise ActionRefused("undo", last.seq, f"#{last.seq} ({last.action.replace('_', ' ')}) cannot be undone")
-        if not (permissions.is_organiser(user, battle.club_id) or (last.actor_id and last.actor_id == user.pk)):
+        if not permissions.may_undo(user.pk, permissions.role_in(user, battle.club_id), last.actor_id, last.action):
+            if last.action in permissions.REROLL_ONLY_BY_ORGANISERS:
+                raise ActionRefused("undo", last.seq, f"Only an organiser may undo #{last.seq}: undone, the roll "
+                                                      "could be made again until it suits")
             raise ActionRefused("undo", last.seq, f"Only an organiser or {last.actor_name or 'the player who acted'} "
                                                   f"may undo #{last.seq}")
         targets = [last]

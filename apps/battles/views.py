@@ -315,6 +315,7 @@ def _undoable(last, below):
     paired = last.action == "upkeep" and ended is not None
     return {"seq": last.seq, "seqs": f"#{ended.seq}–#{last.seq}" if paired else f"#{last.seq}",
             "actor_id": last.actor_id, "actor_name": last.actor_name, "restorable": last.restorable,
+            "reroll": last.action in permissions.REROLL_ONLY_BY_ORGANISERS, "action": last.action,
             "summary": f"{ended.summary} and its upkeep" if paired else last.summary}
 
 
@@ -358,7 +359,7 @@ def turn_context(battle, board, viewer, page=None):
             ", and when a side has won, one d10 per tie for its uncontrolled event." if battle.uncontrolled_events
             else ".") + " Lowest wins.",
         "undo": last if last and last["restorable"] and permissions.may_undo(
-            viewer.user_id, viewer.role, last["actor_id"]) else None,
+            viewer.user_id, viewer.role, last["actor_id"], last["action"]) else None,
         "undo_blocked": last if last and last["restorable"] else None,
         # One token per button: two different buttons must never look like a double tap of one.
         "tokens": {name: battle_forms.client_token(None) for name in TURN_BUTTONS},

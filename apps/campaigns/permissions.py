@@ -168,9 +168,16 @@ def sides_commanded(user_id, role, armies):
     return frozenset(a.side for a in armies if a.owner_id is not None and a.owner_id == user_id)
 
 
-def may_undo(user_id, role, actor_id):
-    """Organisers may undo anything; a player only what they did themselves."""
-    return role == Role.ORGANISER or (role is not None and actor_id is not None and actor_id == user_id)
+# Rolls that decide who goes first: a player who could undo one could roll it again until it suits.
+REROLL_ONLY_BY_ORGANISERS = frozenset({"lg_initiative"})
+
+
+def may_undo(user_id, role, actor_id, action=""):
+    """Organisers may undo anything; a player only what they did themselves, but not an initiative roll."""
+    if role == Role.ORGANISER:
+        return True
+    return (role is not None and actor_id is not None and actor_id == user_id
+            and action not in REROLL_ONLY_BY_ORGANISERS)
 
 
 def design_clubs(user):

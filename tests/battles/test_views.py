@@ -824,6 +824,23 @@ def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(clie
     assert offered == ["0", "1", "2", "3"]
 
 
+def test_a_player_cannot_undo_an_initiative_roll_to_roll_it_again(client, lg):
+    """Undone, the roll could be made again until it suits: only an organiser may undo it."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, upkeep_turn=1)
+    signed(client, lg.alice)
+    client.post(url(lg, "battle_turn"), {"action": "lg_initiative", "client_token": str(uuid.uuid4())}, **HTMX)
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_initiative")
+    turns = page(client.get(url(lg, "battle"))).find("turns")
+    assert not [f for f in turns.find_all("form") if "undo-form" in f.attrs.get("class", "")]
+    assert f"Only an organiser may undo #{entry.seq}: undone, the roll could be made again" in turns.text()
+    answer = client.post(url(lg, "battle_undo"), {}, **HTMX)
+    assert f"Only an organiser may undo #{entry.seq}" in text_of(answer, "turns")
+    assert not LogEntry.objects.get(pk=entry.pk).undone
+    signed(client, lg.organiser)
+    client.post(url(lg, "battle_undo"), {}, **HTMX)
+    assert LogEntry.objects.get(pk=entry.pk).undone
+
+
 def test_no_pass_while_morale_checks_are_owed(client, lg):
     seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
     Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())

@@ -370,7 +370,7 @@ def resolve_dh_small_arms(state, inp, dice):
     second = cover["second_d10_at_most"]
     # "1s, then 5s": each shot needs a natural 1, then a second d10 of 5 or less (4 against a Fort).
     ones = dice.pool(inp["shots"], 10, "Shots at the crew: natural 1s", at_most=1)
-    hits = dice.pool(ones, 10, f"Second d10 for each 1 (≤{second})", at_most=second) if ones else 0
+    hits = dice.pool(ones, 10, f"Confirming d10 per natural 1 (≤{second})", at_most=second) if ones else 0
     effects = [Effect("crew_hits", s.id, hits)] if hits else []
     return effects, f"{inp['shots']} shots at {s.label}'s crew ({cover['name']} {cover['modifier']}): " \
                     f"{ones} natural 1{'s' * (ones != 1)}, {hits} hit{'s' * (hits != 1)}" + \

@@ -135,7 +135,12 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     assert not demo.campaign.fires_persist
     assert "the fire is out when the next one starts" in text_of(response, f"ground-{barn.pk}")
     # The flamethrower's fire left it impassable, and that outlasts the fire.
-    assert "stays impassable" in text_of(response, f"ground-{barn.pk}")
+    assert "stays impassable (burnt out: the seed makes a set-alight building" in text_of(response, f"ground-{barn.pk}")
+    # The Bolt Action reading is not given for another ruleset's campaign, where impassable has other causes.
+    type(demo.campaign).objects.filter(pk=demo.campaign.pk).update(ruleset="lg")
+    lg_text = text_of(client.get(campaign_url(demo)), f"ground-{barn.pk}")
+    assert "stays impassable" in lg_text and "set-alight" not in lg_text
+    type(demo.campaign).objects.filter(pk=demo.campaign.pk).update(ruleset="ba")
     Structure.objects.filter(pk=barn.pk).update(impassable=False)
     assert "stays impassable" not in text_of(client.get(campaign_url(demo)), f"ground-{barn.pk}")
     assert "Burning when the last session ended (out by the next)" in text_of(response, "tally-ground")

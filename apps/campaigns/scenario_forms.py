@@ -19,6 +19,16 @@ from apps.structures.models import BunkerSheet, Material, OpeningKind, Side, Str
 SHEET_KINDS = {"bunker", "fort", "pillbox", "strongpoint", "weapon_turret", "weapon_emplacement"}
 HALF = Decimal("0.5")
 
+# Fields one ruleset's rules read and the others' never do: a LaserGrenadiers designer is not asked
+# for a Bolt Action tank class. Left out of the form, a stored value stays as it was.
+RULESET_FIELDS = {"flimsy": "ba", "breach_needed": "lg", "tank_class": "ba", "experience": "ba", "fireteam": "lg"}
+
+
+def keep_ruleset_fields(form, ruleset):
+    for name, only in RULESET_FIELDS.items():
+        if name in form.fields and ruleset != only:
+            del form.fields[name]
+
 
 # Six digits, two after the point: Django's own words for the limit ("no more than 4 digits before
 # the decimal point") mean nothing to a club.
@@ -194,6 +204,7 @@ class StructureForm(forms.ModelForm):
     def __init__(self, *args, scenario, **kwargs):
         super().__init__(*args, **kwargs)
         self.scenario = scenario
+        keep_ruleset_fields(self, scenario.ruleset)
         self.fields["wall_material"].queryset = Material.objects.filter(surface="wall")
         self.fields["roof_material"].queryset = Material.objects.filter(surface="roof")
         self.fields["sheet"].queryset = usable_sheets(scenario)
@@ -362,6 +373,7 @@ class UnitForm(forms.ModelForm):
     def __init__(self, *args, scenario, **kwargs):
         super().__init__(*args, **kwargs)
         self.scenario = scenario
+        keep_ruleset_fields(self, scenario.ruleset)
         floors = []
         for structure in scenario.structures.prefetch_related("floors").order_by("name"):
             for floor in structure.floors.all():

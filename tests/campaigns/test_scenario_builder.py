@@ -378,9 +378,12 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
         response = client.post(url, {**squad, "name": "Odd squad", "place": "", "models_start": models})
         assert response.status_code == 400 and words in body(response)
     assert not Unit.objects.filter(name="Odd squad").exists()
+    # A tank class and experience are Bolt Action's: this Disposable Heroes form neither asks for nor
+    # takes them (the form in a Bolt Action scenario does: test_bolt_action_units_have_a_tank_class).
+    assert 'name="tank_class"' not in body(client.get(url)) and 'name="experience"' not in body(client.get(url))
     tank = {**squad, "name": "Panzer", "kind": "infantry", "tank_class": "heavy", "place": ""}
-    response = client.post(url, tank)
-    assert response.status_code == 400 and "Only vehicles have a tank class" in body(response)
+    assert client.post(url, tank).status_code == 302
+    assert (Unit.objects.get(name="Panzer").tank_class, Unit.objects.get(name="Panzer").experience) == ("", "regular")
 
     # a unit at a point can be dragged on the map
     at_gun = Unit.objects.get(name="AT gun")
@@ -684,3 +687,21 @@ def test_a_structure_at_rotation_0_saves_from_a_phone(browser, live_server):
     house.refresh_from_db()
     assert (house.name, house.x, house.rotation) == ("Brick house by the well", Decimal("24.25"), 0)
     context.close()
+
+
+def test_bolt_action_units_have_a_tank_class(client, demo):
+    """The fields only one ruleset reads are on that ruleset's forms only: Bolt Action's tank class,
+    experience and flimsy structures; LaserGrenadiers' fireteams and breaches."""
+    scenario, army = demo.village, demo.village.armies.get(side="B")
+    signed_in(client, demo.designer)
+    url = reverse("scenario_unit_new", args=[scenario.pk, army.pk])
+    page_ = body(client.get(url))
+    assert 'name="tank_class"' in page_ and 'name="experience"' in page_ and 'name="fireteam"' not in page_
+    data = {"name": "Panzer", "kind": "infantry", "tank_class": "heavy", "experience": "regular", "models_start": "1",
+            "place": "", "weapons-TOTAL_FORMS": "0", "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0",
+            "weapons-MAX_NUM_FORMS": "30"}
+    response = client.post(url, data)
+    assert response.status_code == 400 and "Only vehicles have a tank class" in body(response)
+    house = scenario.structures.order_by("pk").first()
+    structure_page = body(client.get(reverse("scenario_structure", args=[scenario.pk, house.pk])))
+    assert 'name="flimsy"' in structure_page and 'name="breach_needed"' not in structure_page

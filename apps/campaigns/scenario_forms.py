@@ -127,6 +127,11 @@ class AddStructureForm(forms.Form):
         super().__init__(*args, auto_id="add_%s", **kwargs)
         self.scenario = scenario
         self.fields["sheet"].queryset = usable_sheets(scenario)
+        if scenario.ruleset == "lg":
+            # Bunker sheets are Disposable Heroes' (Bolt Action's bunkers use them for their crews too):
+            # LaserGrenadiers builds its fortifications from military materials, without one.
+            self.fields["blueprint"].choices = [(b.key, b.label) for b in blueprints.BLUEPRINTS if not b.needs_sheet]
+            del self.fields["sheet"]
 
     def clean(self):
         data = super().clean()

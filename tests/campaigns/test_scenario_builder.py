@@ -705,3 +705,17 @@ def test_bolt_action_units_have_a_tank_class(client, demo):
     house = scenario.structures.order_by("pk").first()
     structure_page = body(client.get(reverse("scenario_structure", args=[scenario.pk, house.pk])))
     assert 'name="flimsy"' in structure_page and 'name="breach_needed"' not in structure_page
+
+
+def test_a_laser_grenadiers_scenario_offers_no_bunker_sheets(client, demo):
+    """Bunker sheets are Disposable Heroes' (and the Bolt Action demo's crews'): a LaserGrenadiers
+    scenario's Add-structure card offers neither the sheet templates nor a sheet."""
+    scenario = demo.village
+    signed_in(client, demo.designer)
+    add = page(client.get(reverse("scenario", args=[scenario.pk]))).find("add_blueprint")
+    assert "bunker" in [o.attrs["value"] for o in add.find_all("option")]
+    Scenario.objects.filter(pk=scenario.pk).update(ruleset="lg")
+    html = page(client.get(reverse("scenario", args=[scenario.pk])))
+    offered = [o.attrs["value"] for o in html.find("add_blueprint").find_all("option")]
+    assert "bunker" not in offered and "fort" not in offered and "foxhole" in offered
+    assert html.find("add_sheet") is None

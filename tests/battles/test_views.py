@@ -236,6 +236,15 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
         20 + float(w.house.depth) / 2 + 1.3]
 
 
+def test_the_card_gives_armour_classes_only_where_the_rules_read_them(client, w):
+    """Armour class is LaserGrenadiers' (seed 000): a Bolt Action card names the walls without it."""
+    signed(client, w.alice)
+    card = text_of(client.get(url(w, "battle"), {"target": sid(w.house)}), "card")
+    assert "Brick house" in card and " AC " not in card
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="lg")
+    assert " AC " in text_of(client.get(url(w, "battle"), {"target": sid(w.house)}), "card")
+
+
 def test_a_destroyed_structure_says_so_on_the_map_card_and_list(client, w):
     """A bunker destroyed by a penetrating hit (DH PH 9–10) or a building made untenable (LG) is not
     "Intact": it is drawn and listed as destroyed."""

@@ -135,10 +135,14 @@ def tally(battles, structures, armies):
     for side in SIDES:
         army = next((a for a in armies if a.side == side), None)
         rows = army.unit_rows if army else []
+        # A fortification's crew fights for its side as much as a squad does.
+        crews = [s for s in structures if s.sheet_id and s.crew_side == side]
+        crew_start = sum(s.sheet.crew_total for s in crews)
+        crew_lost = sum(max(s.sheet.crew_total - s.crew_men, 0) for s in crews)
         sides.append(SimpleNamespace(
             side=side, army=army, wins=sum(b.winner == side for b in finished),
-            models_lost=sum(u.lost for u in rows),
-            models_start=sum(u.models_start for u in rows), models_left=sum(u.models_left for u in rows),
+            models_lost=sum(u.lost for u in rows) + crew_lost, crew_lost=crew_lost,
+            models_start=sum(u.models_start for u in rows) + crew_start, models_left=sum(u.models_left for u in rows),
             units_destroyed=sum(u.destroyed for u in rows), units=len(rows),
         ))
     return SimpleNamespace(

@@ -183,9 +183,10 @@ def test_tally_counts_wins_losses_and_what_was_knocked_down(client, demo):
     summary = text_of(response, "tally")
     assert "3 sessions played, 1 open, 1 draw." in summary
     rows = {row[0][:6]: row[1:] for row in table_rows(response, "tally-sides")}
-    # Session 1's two casualties on each side (the demo's first turn) are in the campaign's rosters now.
-    assert rows["Side A"] == ["1", "2 of 29", "0 of 5"]
-    assert rows["Side B"] == ["1", "3 of 31", "0 of 7"]
+    # Session 1's two casualties on each side (the demo's first turn) are in the campaign's rosters now;
+    # the bunkers' crews count with their sides (the loghouse's 12 for A, the blockhouse's 24 for B).
+    assert rows["Side A"] == ["1", "2 of 41", "0 of 5"]
+    assert rows["Side B"] == ["1", "3 of 55", "0 of 7"]
     ground = text_of(response, "tally-ground")
     assert "Collapsed (rubble) 1" in ground and "Destroyed 1" in ground and "Still standing 11 of 13" in ground
 

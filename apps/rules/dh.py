@@ -269,7 +269,8 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, passed, heaviest, flame
 # ---------------------------------------------------------------------------- actions
 
 _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
-              help="Roll the crew's Guts check with your rulebook; asked only when the result calls for one")
+              help="The crew's Guts check from your rulebook, rolled before resolving; used only if the result "
+                   "calls for one (the log then says whether it held)")
 
 
 @action(

@@ -118,21 +118,35 @@
     nextDie(input);
   });
 
-  // The form's answer is drawn from what was sent: dice typed while it was on its way would vanish
-  // when it replaces the form. Put back every die changed since it was sent, and the focus, and
-  // send the form again with them.
+  // The form's answer is drawn from what was sent: a die typed, a choice tapped ("I rolled") or a
+  // select changed while it was on its way would vanish when it replaces the form. Put back every
+  // field changed since it was sent, and the focus, and send the form again with them.
   var typed = null;
+  function shown(form) {
+    var values = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.type === "hidden" || el.type === "submit" || el.type === "button") return;
+      if ((el.type === "radio" || el.type === "checkbox") && !el.checked) return;
+      values[el.name] = el.value;
+    });
+    return values;
+  }
   document.addEventListener("htmx:beforeSwap", function (event) {
     var form = document.getElementById("attack-form");
-    var sent = event.detail.requestConfig && event.detail.requestConfig.formData;
+    var config = event.detail.requestConfig;
+    var sent = config && config.formData;
     typed = null;
-    if (!form || event.detail.target !== form || !sent) return;
+    // Only the form's own refresh as it is filled in (a follow-up link brings a form of its own), and
+    // only while the battle is open to this phone (else #attack-form is a note, not a form).
+    if (!form || !form.elements || event.detail.target !== form || !sent) return;
+    if (!config.elt || config.elt.id !== "attack-panel") return;
+    var now = shown(form);
     var values = {};
     var any = false;
-    form.querySelectorAll(".die-input").forEach(function (input) {
-      var before = sent.get(input.name);
-      if (input.value !== (before === null ? "" : String(before))) {
-        values[input.name] = input.value;
+    Object.keys(now).forEach(function (name) {
+      var before = sent.get(name);
+      if (now[name] !== (before === null ? "" : String(before))) {
+        values[name] = now[name];
         any = true;
       }
     });
@@ -143,14 +157,23 @@
   });
   document.addEventListener("htmx:afterSwap", function () {
     var form = document.getElementById("attack-form");
-    if (!typed || !form) return;
+    if (!typed || !form || !form.elements) return;
     var last = null;
     Object.keys(typed.values).forEach(function (name) {
-      var input = form.querySelector('input.die-input[name="' + name + '"]');
-      if (input) {
-        input.value = typed.values[name];
-        last = input;
-      }
+      var value = typed.values[name];
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (el.name !== name) return;
+        if (el.type === "radio" || el.type === "checkbox") {
+          if (el.value === value && !el.checked) {
+            el.checked = true;
+            last = el;
+          }
+        } else if (el.value !== value &&
+                   (el.tagName !== "SELECT" || el.querySelector('option[value="' + CSS.escape(value) + '"]'))) {
+          el.value = value;
+          last = el;
+        }
+      });
     });
     if (last) last.dispatchEvent(new Event("change", { bubbles: true }));
   });

@@ -424,3 +424,32 @@ def test_d10s_move_on_without_leaving_the_field_and_go_does_not_resolve(live_ser
     expect(phone.locator("#attack-form .result")).to_have_count(0)
     expect(phone.locator("#attack-form .not-resolved")).to_have_count(0)
     assert newest_seq(farm) == before
+
+
+def test_a_choice_tapped_while_the_form_answers_is_kept(live_server, demo, watch):
+    """Shots typed, then "I rolled" tapped before the form's answer to the shots is back: the answer
+    must not put "Roll for me" back (the tap was lost and had to be made twice)."""
+    from apps.battles import services
+    from django.contrib.auth import get_user_model
+
+    olga = get_user_model().objects.get(username="olga")
+    farm = Battle.objects.get(name="Farm by the ford — session 1")
+    services.start(battle_id=farm.pk, user=olga)
+    squad = Unit.objects.get(army__battle=farm, name="Panzergrenadier Squad")
+    pit = Structure.objects.get(battle=farm, name="Soviet Rifle Pit")
+    phone = sign_in(watch("olga"), live_server.url, "olga")
+    phone.goto(f"{live_server.url}/battles/{farm.pk}/?action=dh_small_arms&attacker=u{squad.pk}&structure=s{pit.pk}")
+    held = []
+    phone.route("**/form/**", lambda route: held.append(route) if not held else route.continue_())
+    phone.locator("#id_shots").fill("3")
+    phone.locator("#id_shots").dispatch_event("change")
+    phone.wait_for_function("() => document.querySelector('#attack-panel').classList.contains('htmx-request')")
+    phone.check('#id_dice_mode input[value="player"]')
+    phone.wait_for_timeout(100)
+    assert len(held) == 1, "the tap waits behind the shots' answer"
+    held[0].continue_()
+    phone.wait_for_function(QUIET)
+    phone.unroute("**/form/**")
+    expect(phone.locator('#id_dice_mode input[value="player"]')).to_be_checked()
+    expect(phone.locator("#id_shots")).to_have_value("3")
+    expect(phone.locator(".die-input")).to_have_count(3)

@@ -541,9 +541,10 @@ def one_moment():
 def updates_response(request, context):
     response = render(request, "battles/battle.html#updates", context)
     response["X-Battle-Version"] = str(context["battle"].version)
-    if context.get("form") is None and context["viewer"].plays:
+    if context.get("form") is None:
         # The answer does not redraw the attack form, yet what it offers may have changed (a unit
-        # acted or fell, a new turn, the battle ended): the form asks again with what it holds.
+        # acted or fell, a new turn, the battle ended, the side changed hands): the form asks again
+        # with what it holds. A page without the form does not listen.
         response["HX-Trigger"] = "battle-changed"
     return response
 
@@ -593,7 +594,11 @@ def battle_form(request, pk):
         return render(request, "battles/battle.html#attack_closed", {"battle": battle})
     form = attack_form(request, battle, board, viewer, form_data(request.GET))
     if form is None:
-        return HttpResponseForbidden("Only this battle's players and the club's organisers act.")
+        # A phone whose player no longer commands a side here (the organiser gave it to someone else):
+        # it reloads, as a watcher, rather than keep a form it may not use.
+        response = HttpResponseForbidden("Only this battle's players and the club's organisers act.")
+        response["HX-Refresh"] = "true"
+        return response
     # Move the focus to the next die only while the player is entering dice.
     if not request.GET.get("changed", "").startswith("dice_"):
         for row in form.dice:

@@ -526,12 +526,18 @@ def test_answers_that_do_not_redraw_the_form_tell_it_to_ask_again(client, w):
     assert poll.status_code == 200 and poll["HX-Trigger"] == "battle-changed"
     turn = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": str(uuid.uuid4())}, **HTMX)
     assert Battle.objects.get(pk=w.battle.pk).turn == 2 and turn["HX-Trigger"] == "battle-changed"
-    # Someone who only watches has no form to refresh.
+    # Someone who only watches has no form to refresh: the page's panel does not listen for the event.
     designer = factories.User.objects.create_user("dora-test", password="x")
     Membership.objects.create(club=w.club, user=designer, role=Role.DESIGNER)
     signed(client, designer)
-    watched = client.get(url(w, "battle_poll"), {**held, "t": watch.issue(battle.pk, designer.pk)}, **HTMX)
-    assert watched.status_code == 200 and "HX-Trigger" not in watched
+    assert "battle-changed" not in body(client.get(url(w, "battle")))
+    # Bob's side goes to someone else: his page's form, asking again, is told to reload (as a watcher).
+    from apps.armies.models import Army
+    Army.objects.filter(battle=w.battle, side="B").update(owner=designer)
+    signed(client, w.bob)
+    stale = client.get(url(w, "battle_form"), {"action": "ba_he"}, **HTMX)
+    assert stale.status_code == 403 and stale["HX-Refresh"] == "true"
+    assert "You are watching" in body(client.get(url(w, "battle")))
 
 
 def test_double_submit_resolves_once(client, w):

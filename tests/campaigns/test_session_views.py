@@ -273,6 +273,7 @@ def test_an_organiser_gives_a_side_to_another_member_here_and_in_the_open_sessio
     response = client.post(url, {"side": "A", "owner": str(demo.bob.pk)})
     army = Army.objects.get(campaign=demo.campaign, side="A")
     assert response.status_code == 303 and response["Location"] == campaign_url(demo) + f"#army-{army.pk}"
+    assert f'id="army-{army.pk}"' in body(client.get(campaign_url(demo)))  # where the redirect lands
     assert army.owner == demo.bob
     assert Army.objects.get(battle=demo.session1, side="A").owner == demo.bob
     assert Battle.objects.get(pk=demo.session1.pk).version == version + 1

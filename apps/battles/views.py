@@ -355,6 +355,11 @@ def turn_context(battle, board, viewer, page=None):
             ", ".join(names.get(u, u) for u in seq.pending_morale)) if lg and seq.pending_morale else "",
         "activatable": sorted(activatable, key=lambda u: u.label),
         "end_confirm": f"End turn {battle.turn}? The next turn's upkeep runs straight away.",
+        # The upkeep rolls only for collapse checks: without them there is nothing to roll oneself.
+        "upkeep_dice": "One d10 per collapse check; the answer names each die it still needs."
+        if battle.collapse_check else "",
+        "end_dice": "For the next turn's upkeep: one d10 per collapse check; the answer names each die it still "
+                    "needs." if battle.collapse_check else "",
         "initiative_dice": "Side A's d10, then side B's; on a tie both roll again" + (
             ", and when a side has won, one d10 per tie for its uncontrolled event." if battle.uncontrolled_events
             else ".") + " Lowest wins.",

@@ -770,6 +770,15 @@ def test_laser_grenadiers_initiative_pass_and_activate(client, lg):
     assert LogEntry.objects.filter(battle=battle).count() == 3
 
 
+def test_no_own_dice_offered_where_the_upkeep_rolls_none(client, w):
+    """Without collapse checks the upkeep rolls nothing: End turn offers no field for dice."""
+    signed(client, w.alice)
+    turns = page(client.get(url(w, "battle"))).find("turns")
+    assert turns.find("dice-end_turn") is None and "We roll our own dice" not in turns.text()
+    Battle.objects.filter(pk=w.battle.pk).update(collapse_check=True, damage_variant=1)
+    assert page(client.get(url(w, "battle"))).find("dice-end_turn") is not None
+
+
 def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
     """"We roll our own dice" under a turn button: the faces in order. A missing die is named, what
     was typed stays in the field and nothing is logged; complete, the log says the players rolled."""

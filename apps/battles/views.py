@@ -192,7 +192,8 @@ NAME_CHARS, NAME_SIZE = 18, 1.45  # a name on the map: characters at most, heigh
 def place_names(structures):
     """Leave out the names that would overprint one already placed, the larger structures' first: on
     a phone, overlapping words read as neither. A structure without its name still says it on a tap."""
-    placed = []
+    # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it.
+    placed = [(b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3) for s in structures for b in s.map.badges]
     for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
         half = len(s.map.name) * NAME_SIZE * 0.3  # half the width of a word of this many characters
         box = (s.map.cx - half, s.map.name_y - NAME_SIZE / 2, s.map.cx + half, s.map.name_y + NAME_SIZE / 2)

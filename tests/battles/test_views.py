@@ -220,6 +220,11 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
     badge_bottom = float(badge.find_all("circle")[0].attrs["cy"]) + 1.3
     assert name.text() == "Foxhole" and float(name.attrs["y"]) - 1.45 / 2 > badge_bottom
+    # A neighbour whose name would run across the foxhole's badge is left unnamed (a tap still says it).
+    shed = w.structure("Long-named shed", floors=1, x=58, y=8, width=2, depth=2)
+    html = page(client.get(url(w, "battle")))
+    assert [t for t in html.find(f"map-s{shed.pk}").find_all("text") if "map-name" in t.attrs.get("class", "")] == []
+    assert len(html.find(f"map-s{foxhole.pk}").find_all("g", cls="map-badge")) == 1
     # A small bunker's pinned crew (P1) is printed where its name would be: the name goes below it too.
     from apps.structures.models import BunkerSheet
     pit = w.structure("Rifle pit", floors=1, x=40, y=40, width=2, depth=2, kind="bunker",

@@ -262,6 +262,8 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, passed, heaviest, flame
         if i is not None:
             effects.append(Effect("weapon_destroyed", s.id, i, ref=crew.weapons[i].name))
             words.append(f"{crew.weapons[i].name} destroyed")
+        else:  # the seed's words above promise one: say why nothing went
+            words.append(f"no {'main gun' if heaviest == 'main_gun' else 'machine gun'} left to destroy")
     more, text = guts(s, crew, survivors, passed, flame)
     return effects + more, "; ".join(words + [text] if text else words)
 

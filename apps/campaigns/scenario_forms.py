@@ -436,6 +436,8 @@ class UnitWeaponForm(forms.Form):
     def __init__(self, *args, ruleset=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["weapon"].queryset = Weapon.objects.filter(ruleset=ruleset).order_by("name")
+        # Only the scenario's ruleset is offered: "(Bolt Action)" after every name would say nothing.
+        self.fields["weapon"].label_from_instance = lambda weapon: weapon.name
 
 
 class BaseUnitWeaponFormSet(forms.BaseFormSet):

@@ -356,6 +356,8 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     dh_rifles = Weapon.objects.get(ruleset="dh", slug="rifles")
     ba_rifles = Weapon.objects.get(ruleset="ba", slug="rifles")
     assert f'<option value="{dh_rifles.pk}">' in body(response) and f'<option value="{ba_rifles.pk}">' not in body(response)
+    # One ruleset's weapons: their names alone, with no "(Disposable Heroes)" after each.
+    assert f'<option value="{dh_rifles.pk}">{dh_rifles.name}</option>' in body(response)
 
     floor = house.floors.get(level=1)
     management = {"weapons-TOTAL_FORMS": "2", "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0",

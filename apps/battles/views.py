@@ -166,9 +166,9 @@ def map_of(battle, structures, units):
                     for side in ("A", "B") if inside[side]],
             title=", ".join(describe(s)),
         )
-    place_names(structures)
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
+    place_names(structures, on_table)
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6)}
 
@@ -189,11 +189,13 @@ def fan_out(pieces, step=2.1):
 NAME_CHARS, NAME_SIZE = 18, 1.45  # a name on the map: characters at most, height in inches (battle.css)
 
 
-def place_names(structures):
+def place_names(structures, markers=()):
     """Leave out the names that would overprint one already placed, the larger structures' first: on
     a phone, overlapping words read as neither. A structure without its name still says it on a tap."""
-    # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it.
+    # Who holds each piece (its side badges) and the units standing in the open are drawn first: a
+    # structure's name must not hide them.
     placed = [(b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3) for s in structures for b in s.map.badges]
+    placed += [(u.x - 1, u.y - 1, u.x + 1, u.y + 1) for u in markers]
     for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
         half = len(s.map.name) * NAME_SIZE * 0.3  # half the width of a word of this many characters
         box = (s.map.cx - half, s.map.name_y - NAME_SIZE / 2, s.map.cx + half, s.map.name_y + NAME_SIZE / 2)

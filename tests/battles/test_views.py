@@ -207,6 +207,10 @@ def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
     assert name(w.house) == ["Brick house"] and name(hut) == ["Hut"]
     assert name(shed) == []  # its words would sit on the house's: the tap still says what it is
     assert "Garden shed by the house" in html.find(f"map-s{shed.pk}").attrs["aria-label"]
+    # A unit standing in the open where the hut's name would print keeps its marker visible.
+    w.unit("B", "Scouts in the open", x=60, y=22.5)
+    html = page(client.get(url(w, "battle")))
+    assert name(hut) == [] and name(w.house) == ["Brick house"]
 
 
 def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(client, w):

@@ -19,9 +19,12 @@ What it does, every time from scratch:
 4. runs wrk (-t2 -c16 --latency, bounded in time) against /healthz, the unchanged poll (must answer
    204), a reference signed-in write (a view only the benchmark's URLconf has: signed in, CSRF-checked,
    POST-only like the attack, it locks the battle row and bumps its version — what any write costs
-   here before it does anything of its own) and the attack POST (a Lua script gives every request a fresh client_token and sends the
-   session cookie, X-CSRFToken and HX-Request: true), then checks the attacks were real
-   resolutions: every answer says "Resolved #…" and the log grew by one entry per answer;
+   here before it does anything of its own), a reference "resolve only" (the same URLconf: the attack
+   view's call to services.perform with the same form, answering "Resolved #n" and drawing nothing —
+   what resolving costs apart from the answer) and the attack POST (a Lua script gives every request
+   a fresh client_token and sends the session cookie, X-CSRFToken and HX-Request: true), then checks
+   the attacks were real resolutions: every answer says "Resolved #…" and the log grew by one entry
+   per answer;
 5. does the same again with CONN_MAX_AGE=0 (a new database connection per request) to show what
    persistent connections are worth.
 
@@ -124,7 +127,10 @@ from django.http import HttpResponse
 from django.urls import path
 from django.views.decorators.http import require_POST
 
+from apps import rules
+from apps.battles import forms as battle_forms, services
 from apps.battles.models import Battle
+from apps.battles.views import _token
 from config.urls import urlpatterns as app_urls
 
 
@@ -138,7 +144,21 @@ def signed_in_write(request, pk):
     return HttpResponse("written")
 
 
-urlpatterns = app_urls + [path("bench/signed-in-write/<int:pk>/", signed_in_write)]
+@login_required
+@require_POST
+def resolve_only(request, pk):
+    # The attack view's call to services.perform, with none of its answer drawn: what resolving and
+    # logging cost on their own.
+    data = request.POST
+    entry = services.perform(
+        battle_id=pk, user=request.user, action=data["action"],
+        inputs=battle_forms.raw_inputs(rules.ACTIONS[data["action"]], data),
+        attacker=data.get("attacker") or None, client_token=_token(data.get("client_token")))
+    return HttpResponse(f"Resolved #{entry.seq}")
+
+
+urlpatterns = app_urls + [path("bench/signed-in-write/<int:pk>/", signed_in_write),
+                          path("bench/resolve-only/<int:pk>/", resolve_only)]
 """
 
 # Counts the answers that are what the request must get (`{ok}`, a Lua condition) and the others.
@@ -492,13 +512,13 @@ def measure(env, workers, args, stamp, label, battle, attack, tmp, spread=()):
         results["floor"] = run_wrk(f"{base}/bench/signed-in-write/{battle.pk}/", f"{label}-floor", args, stamp,
                                    floor_script)
 
-        def attack_run(name, targets, connections=None, threads=None):
+        def attack_run(name, targets, connections=None, threads=None, path="/battles/{}/resolve/"):
             """wrk posting the bench attack; each thread attacks one of `targets` ((battle, attack) pairs)
             with the map version and newest entry its page held, as a phone does."""
             lua = []
             for b, a in targets:
                 held = poll_query(port, b, cookies)
-                lua.append((f"/battles/{b.pk}/resolve/", urlencode(a) + "&client_token=", held["m"], held["after"]))
+                lua.append((path.format(b.pk), urlencode(a) + "&client_token=", held["m"], held["after"]))
             before = sum(log_count(b) for b, _ in targets)
             script = write_script(tmp / f"{name}.lua", ATTACK_LUA, battles=lua, prefix=secrets.token_hex(4),
                                   cookie=cookie, csrf=cookies["csrftoken"])
@@ -508,6 +528,7 @@ def measure(env, workers, args, stamp, label, battle, attack, tmp, spread=()):
             return figures
 
         results["attack"] = attack_run("attack", [(battle, attack)])
+        results["resolve"] = attack_run("resolve-only", [(battle, attack)], path="/bench/resolve-only/{}/")
         # One phone attacking on its own, as at a table where players take turns: the latency a player sees.
         results["alone"] = attack_run("attack-alone", [(battle, attack)], connections=1)
         if spread:
@@ -540,6 +561,8 @@ def table(title, r):
          "PASS" if checks["poll"] else "FAIL"),
         ("signed-in write  POST (reference)", r["floor"], f"{r['floor']['rps'] / r['healthz']['rps']:.3f}",
          "none: what any write costs", ""),
+        ("resolve only     POST (reference)", r["resolve"], f"{r['resolve']['rps'] / r['healthz']['rps']:.3f}",
+         "none: the attack, no answer", ""),
         ("attack           POST …/resolve/", r["attack"], f"{attack_ratio:.3f}",
          f"≥ {ATTACK_RATIO}×, p99 < {ATTACK_P99_MS:g} ms", "PASS" if checks["attack"] else "FAIL"),
         ("attack, one phone (1 connection)", r["alone"], f"{r['alone']['rps'] / r['healthz']['rps']:.3f}",
@@ -562,7 +585,9 @@ def table(title, r):
                  f"an attack's answer averages {a['bytes_per_s'] / a['rps'] / 1024:.1f} KB; "
                  f"answers that redrew the whole map: {a['whole']}; one phone alone: "
                  f"{r['alone']['answered']}/{r['alone']['requests']} resolved, "
-                 f"{r['alone']['bytes_per_s'] / r['alone']['rps'] / 1024:.1f} KB per answer")
+                 f"{r['alone']['bytes_per_s'] / r['alone']['rps'] / 1024:.1f} KB per answer; resolve only: "
+                 f"{r['resolve']['answered']}/{r['resolve']['requests']} resolved (other {r['resolve']['other']}), "
+                 f"log entries added: {r['resolve']['logged']}")
     if "spread" in r:
         sp = r["spread"]
         lines.append(f"over {sp['battles']} battles: {sp['answered']}/{sp['requests']} resolved (other {sp['other']}, "

@@ -56,6 +56,9 @@ class Battle(RulesOptions):
     upkeep_turn = models.PositiveIntegerField(default=0, help_text="last turn whose start-of-turn upkeep ran")
     # Hash of the newest log entry: without it, deleting the last entries would leave a valid chain.
     log_head = models.CharField(max_length=64, blank=True)
+    # The newest entry that came with a campaign import. Its undo data names the old host's rows (and
+    # the file could say anything there): entries up to it are never undone here.
+    imported_seq = models.PositiveIntegerField(default=0)
     # LaserGrenadiers sequence of play: who holds the initiative, the pass streak, events pending.
     sequence = models.JSONField(default=dict, blank=True)
     table_width = models.DecimalField(max_digits=6, decimal_places=2, default=72, help_text="inches")

@@ -168,8 +168,11 @@ def _without_sheet(d):
     return d
 
 
+BATTLE_UNDO_FIELDS = ("turn", "upkeep_turn", "sequence")
+
+
 def _battle_fields(battle):
-    return {"turn": battle.turn, "upkeep_turn": battle.upkeep_turn, "sequence": battle.sequence}
+    return {name: getattr(battle, name) for name in BATTLE_UNDO_FIELDS}
 
 
 def _write(battle, statements, entry, *, map_changed):
@@ -250,6 +253,9 @@ def undo_last(*, battle_id, user):
             raise ActionRefused("undo", None, "There is nothing to undo")
         if not {"structures", "units"} & set(last.undo or {}):
             raise ActionRefused("undo", last.seq, f"#{last.seq} ({last.action.replace('_', ' ')}) cannot be undone")
+        if last.seq <= battle.imported_seq:
+            raise ActionRefused("undo", last.seq, f"#{last.seq} was played before this battle was imported: what it "
+                                                  "changed is named as the old host's rows, so it cannot be undone here")
         if not permissions.may_undo(user.pk, permissions.role_in(user, battle.club_id), last.actor_id, last.action):
             if last.action in permissions.REROLL_ONLY_BY_ORGANISERS:
                 raise ActionRefused("undo", last.seq, f"Only an organiser may undo #{last.seq}: undone, the roll "
@@ -271,12 +277,20 @@ def _undo(battle, last, user):
     undo = last.undo
     Unit.objects.filter(pk__in=undo.get("created_units", []), army__battle=battle).delete()
     snapshot = snap.load(battle, lock=True)
+    # Written by _commit on this host, so always this battle's rows; checked all the same, as a wrong
+    # id would overwrite another piece (or battle) without a word.
+    strangers = (set(undo.get("structures", {})) - set(snapshot.state.structures)) | \
+        (set(undo.get("units", {})) - set(snapshot.state.units))
+    if strangers:
+        raise ActionRefused("undo", last.seq, f"#{last.seq} names pieces that are not in this battle "
+                                              f"({', '.join(sorted(strangers))}): it cannot be undone")
     statements = (
         snap.structure_updates(snapshot, [rules.StructureState.from_dict(d) for d in undo.get("structures", {}).values()])
         + snap.unit_updates(snapshot, [rules.UnitState.from_dict(d) for d in undo.get("units", {}).values()])
         + [snap.update_statement(LogEntry(pk=last.pk, undone=True), ["undone"])])
-    for name, value in undo.get("battle", {}).items():
-        setattr(battle, name, value)
+    for name in BATTLE_UNDO_FIELDS:
+        if name in undo.get("battle", {}):
+            setattr(battle, name, undo["battle"][name])
     entry = new_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
                       side=last.side, undoes=last, last=battle.log_last)
     _write(battle, statements, entry,

@@ -303,21 +303,23 @@ def last_undoable(battle, page=None):
         # An upkeep needs the entry below it too (`_undoable`).
         below = page.entries[last + 1:last + 2] if last is not None else []
         if last is not None and (below or page.entries[last].action != "upkeep") or not page.more:
-            return last is not None and _undoable(page.entries[last], below)
+            return last is not None and _undoable(page.entries[last], below, battle)
     rows = list(battle.log_entries.filter(undone=False).exclude(action="undo").order_by("-seq")
                 .annotate(restorable=RESTORABLE)
                 .values("seq", "actor_id", "actor_name", "summary", "restorable", "action", "undone")[:2])
-    return rows and _undoable(SimpleNamespace(**rows[0]), [SimpleNamespace(**r) for r in rows[1:]])
+    return rows and _undoable(SimpleNamespace(**rows[0]), [SimpleNamespace(**r) for r in rows[1:]], battle)
 
 
-def _undoable(last, below):
+def _undoable(last, below, battle):
     """An upkeep right after the End turn that ran it is undone with it (`services.undo_last` reads the
     upkeep's `follows`; the log page does not load inputs, and an End turn always runs its upkeep at
     once, so the entry below tells the same)."""
     ended = next((e for e in below if e.action == "end_turn" and e.seq == last.seq - 1 and not e.undone), None)
     paired = last.action == "upkeep" and ended is not None
     return {"seq": last.seq, "seqs": f"#{ended.seq}–#{last.seq}" if paired else f"#{last.seq}",
-            "actor_id": last.actor_id, "actor_name": last.actor_name, "restorable": last.restorable,
+            "actor_id": last.actor_id, "actor_name": last.actor_name,
+            "restorable": last.restorable and last.seq > battle.imported_seq,
+            "imported": bool(last.restorable) and last.seq <= battle.imported_seq,
             "reroll": last.action in permissions.REROLL_ONLY_BY_ORGANISERS, "action": last.action,
             "summary": f"{ended.summary} and its upkeep" if paired else last.summary}
 
@@ -369,6 +371,7 @@ def turn_context(battle, board, viewer, page=None):
         "undo": last if last and last["restorable"] and permissions.may_undo(
             viewer.user_id, viewer.role, last["actor_id"], last["action"]) else None,
         "undo_blocked": last if last and last["restorable"] else None,
+        "undo_imported": last if last and last["imported"] else None,
         # One token per button: two different buttons must never look like a double tap of one.
         "tokens": {name: battle_forms.client_token(None) for name in TURN_BUTTONS},
     }

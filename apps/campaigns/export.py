@@ -756,7 +756,8 @@ def _write_battle(b, campaign, own, sheets, scenarios, users):
         club_id=campaign.club_id, campaign=campaign, scenario=scenarios[b["scenario"]] if b["scenario"] is not None
         else None, name=b["name"], session_number=b["session_number"], status=b["status"], turn=b["turn"],
         upkeep_turn=b["upkeep_turn"], table_width=b["table_width"], table_depth=b["table_depth"],
-        winner=b["winner"], result=b["result"], finished_at=b["finished_at"], log_head=b["log_head"], **b["rules"],
+        winner=b["winner"], result=b["result"], finished_at=b["finished_at"], log_head=b["log_head"],
+        imported_seq=max((e["seq"] for e in b["log"]), default=0), **b["rules"],
     )
     built = _build_ground(b["ground"], sheets, {"battle": battle}, users, origins=own)
     sequence = dict(b["sequence"])

@@ -148,6 +148,26 @@ def test_undo_restores_every_row_exactly_and_keeps_the_entry(ba):
         services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
 
 
+def test_undo_writes_only_its_own_battles_turn_fields_and_pieces(ba):
+    """An entry's undo data is written by this host for this battle; were it ever otherwise (a bad
+    restore, a hand-edited row), an undo still writes nothing but this battle's turn fields and rows."""
+    other = make_world(ruleset="ba", club_name="Another club")
+    entry = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
+    stranger = other.unit("A", "Somebody else's", x=5, y=5)
+    undo = {**entry.undo, "units": {**entry.undo["units"], f"u{stranger.pk}": entry.undo["units"][f"u{ba.gun.pk}"]}}
+    LogEntry.objects.filter(pk=entry.pk).update(undo=undo)
+    with pytest.raises(ActionRefused, match=f"not in this battle \\(u{stranger.pk}\\)"):
+        services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
+    assert not LogEntry.objects.get(pk=entry.pk).undone
+
+    undo = {**entry.undo, "battle": {**entry.undo["battle"], "id": other.battle.pk, "version": 99, "turn": 1}}
+    LogEntry.objects.filter(pk=entry.pk).update(undo=undo)
+    services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
+    assert Battle.objects.get(pk=other.battle.pk).version == 1 and not other.battle.log_entries.exists()
+    assert LogEntry.objects.get(pk=entry.pk).undone and Battle.objects.get(pk=ba.battle.pk).version == 3
+
+
 def test_only_the_player_who_acted_or_an_organiser_may_undo(ba):
     services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
                      attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])

@@ -370,3 +370,38 @@ def test_importing_a_battle_in_progress_warns_that_its_past_cannot_be_undone_her
     assert copy_.import_warnings == [
         "Village crossroads — session 1 is still open: what was done in it before the import cannot be undone "
         "here (its log names the old host's rows). Play on, or finish it."]
+
+
+def test_what_was_played_before_the_import_is_never_undone_here(client, demo):
+    """An imported entry's undo data names the old host's rows, and a file can say anything there: a
+    forged entry whose undo points at another club's battle changes nothing, there or here. What is
+    played after the import undoes as usual."""
+    doc = json.loads(export_text(demo.campaign))
+    session = next(b for b in doc["battles"] if b["status"] == "in_progress")
+    victim = Battle.objects.exclude(club=demo.campaign.club).get()  # olga's club's battle
+    last = session["log"][-1]
+    session["log"].append({**last, "seq": last["seq"] + 1, "action": "ba_damage", "summary": "Forged", "undoes": None,
+                           "undone": False, "client_token": None,
+                           "undo": {"structures": {}, "units": {}, "battle": {"id": victim.pk, "turn": 77}}})
+    copy_ = imported(demo, json.dumps(doc))
+    battle = copy_.battles.get(status="in_progress")
+    victim_before = (victim.turn, victim.log_head, victim.log_entries.count())
+    before = (battle.turn, battle.log_entries.count())
+    with pytest.raises(battles.ActionRefused, match="played before this battle was imported"):
+        battles.undo_last(battle_id=battle.pk, user=demo.organiser)
+    victim.refresh_from_db()
+    battle.refresh_from_db()
+    assert (victim.turn, victim.log_head, victim.log_entries.count()) == victim_before
+    assert (battle.turn, battle.log_entries.count()) == before
+    # The page offers no Undo for it and says why.
+    turns = body(signed(client, demo.organiser).get(reverse("battle", args=[battle.pk])))
+    assert 'class="undo-form"' not in turns and "was played before this battle was imported" in turns
+
+    ids = demo.ids(battle)
+    entry = battles.perform(battle_id=battle.pk, user=demo.organiser, action="ba_he",
+                            attacker=ids.u["A", "Field gun team"],
+                            inputs={"weapon": ids.w["he-2d6"], "structure": ids.s["Brick townhouse"],
+                                    "target": ids.u["B", "Grenadier Squad 2"], "hit": "no"})
+    assert battles.undo_last(battle_id=battle.pk, user=demo.organiser).undoes_id == entry.pk
+    with pytest.raises(battles.ActionRefused, match="played before this battle was imported"):
+        battles.undo_last(battle_id=battle.pk, user=demo.organiser)

@@ -656,20 +656,28 @@ def import_campaign(data, *, club, user):
         raise FormatErrors(c.errors)
     try:
         with transaction.atomic():
-            campaign = _write(doc, club, user)
+            campaign = _write(doc, club, user, warnings)
     except DatabaseError as exc:
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None
     campaign.import_warnings = warnings
     return campaign
 
 
-def _users(doc):
+def _users(doc, club, warnings):
+    """The file's usernames that name members of `club`. Anyone else is left unlinked: a name alone
+    must not make a stranger a side's commander or the author of log entries."""
     names = {a["owner"] for a in doc["ground"]["armies"] if a["owner"]}
     for b in doc["battles"]:
         names |= {a["owner"] for a in b["ground"]["armies"] if a["owner"]}
         names |= {e["actor"] for e in b["log"] if e["actor"]}
     User = get_user_model()
-    return {getattr(u, User.USERNAME_FIELD): u for u in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": names})}
+    field = User.USERNAME_FIELD
+    found = {getattr(u, field): u for u in User.objects.filter(**{f"{field}__in": names, "memberships__club": club})}
+    if names - set(found):
+        warnings.append(f"Not members of {club.name}, so not linked: {', '.join(sorted(names - set(found)))}. Their "
+                        "armies have no commander (choose one on the campaign page once they have joined); their log "
+                        "entries keep the name.")
+    return found
 
 
 def _scenarios(doc, club, user):
@@ -727,7 +735,7 @@ def _unit(army, u, floor_at, origins):
     )
 
 
-def _write(doc, club, user):
+def _write(doc, club, user, warnings):
     rules = doc["rules"]
     campaign = Campaign.objects.create(
         club=club, name=free_name(Campaign.objects.filter(club=club), doc["name"]), description=doc["description"],
@@ -737,7 +745,7 @@ def _write(doc, club, user):
         Campaign.objects.filter(pk=campaign.pk).update(created_at=doc["created_at"])
     sheets = resolve_sheets(doc["sheets"], club)
     scenarios = _scenarios(doc, club, user)
-    users = _users(doc)
+    users = _users(doc, club, warnings)
     own = _build_ground(doc["ground"], sheets, {"campaign": campaign}, users)
     for b in doc["battles"]:
         if campaign.name != doc["name"]:

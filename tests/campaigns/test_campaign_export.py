@@ -33,8 +33,11 @@ def counts():
 
 
 def fresh_club(demo, slug="new-host"):
+    """The club on its new host, its players joined again."""
     club = Club.objects.create(name="The new host", slug=slug)
     Membership.objects.create(club=club, user=demo.organiser, role=Role.ORGANISER)
+    for player in (demo.alice, demo.bob):
+        Membership.objects.create(club=club, user=player, role=Role.PLAYER)
     # permissions.role_in keeps the user's roles on the user object, as for one request.
     demo.organiser.__dict__.pop("_redoubt_roles", None)
     return club
@@ -190,11 +193,14 @@ def test_users_are_matched_by_name_and_missing_ones_leave_the_name_in_the_log(de
     for army in doc["armies"] + doc["battles"][0]["armies"]:
         if army["owner"] == "bob":
             army["owner"] = "robert"
+        elif army["owner"] == "alice":
+            army["owner"] = "olga"  # an account here, but not of this club: a name alone links no stranger
     for entry in doc["battles"][0]["log"]:
         if entry["actor"] == "bob":
             entry["actor"] = "robert"
     copy_ = import_campaign(doc, club=fresh_club(demo), user=demo.organiser)
-    assert dict(copy_.armies.values_list("side", "owner__username")) == {"A": "alice", "B": None}
+    assert dict(copy_.armies.values_list("side", "owner__username")) == {"A": None, "B": None}
+    assert any(w.startswith("Not members of The new host, so not linked: olga, robert.") for w in copy_.import_warnings)
     one = copy_.battles.get(session_number=1)
     robert = one.log_entries.filter(actor_name="bob")
     assert robert.exists() and not robert.filter(actor__isnull=False).exists()

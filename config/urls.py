@@ -3,10 +3,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from apps.campaigns import account_views
+from apps.campaigns.account_forms import ThrottledAdminAuthenticationForm
 from config.views import healthz
 
 # A PermissionDenied raised anywhere answers with the refusal page, in the site's layout.
 handler403 = "config.responses.permission_denied"
+# The admin's sign-in counts failures with the site's own.
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -20,8 +23,7 @@ urlpatterns = [
     path("accounts/password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("accounts/password_reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
     path("accounts/password_reset/done/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
-    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(),
-         name="password_reset_confirm"),
+    path("accounts/reset/<uidb64>/<token>/", account_views.ResetPasswordView.as_view(), name="password_reset_confirm"),
     path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("battles/", include("apps.battles.urls")),
     path("", include("apps.structures.urls")),

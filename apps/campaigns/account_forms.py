@@ -9,6 +9,7 @@ import secrets
 from datetime import timedelta
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
@@ -115,6 +116,11 @@ class ThrottledAuthenticationForm(AuthenticationForm):
         cleaned = super().clean()  # a wrong password raises here and its row stays counted
         clear_attempts(name)
         return cleaned
+
+
+class ThrottledAdminAuthenticationForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
+    """The admin's sign-in (staff only) under the same count: the most powerful accounts must not be
+    open to guessing where the site's own sign-in would pause it."""
 
 
 # Sign up ----------------------------------------------------------------------------------------

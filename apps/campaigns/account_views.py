@@ -4,14 +4,14 @@ pages are Django's own views with our templates (config/urls.py)."""
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordResetConfirmView
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.debug import sensitive_post_parameters
 
-from apps.campaigns.account_forms import SignUpForm, ThrottledAuthenticationForm
+from apps.campaigns.account_forms import SignUpForm, ThrottledAuthenticationForm, clear_attempts, throttle_name
 
 
 class SignInView(LoginView):
@@ -22,6 +22,14 @@ class SignInView(LoginView):
         if form.throttled:
             response.status_code = 429
         return response
+
+
+class ResetPasswordView(PasswordResetConfirmView):
+    def form_valid(self, form):
+        # The pause after five failures says "or reset your password": a new password ends it. Without
+        # this, anyone typing a member's name wrong five times would keep them out for 15 minutes.
+        clear_attempts(throttle_name(form.user.get_username()))
+        return super().form_valid(form)
 
 
 def safe_next(request):

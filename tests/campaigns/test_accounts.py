@@ -281,3 +281,32 @@ def test_simultaneous_attempts_never_get_more_than_the_limit():
         t.join()
     assert len(allowed) == PER_USERNAME
     assert SignInFailure.objects.filter(username="victim").count() == len(allowed)
+
+
+def test_the_admin_sign_in_is_counted_with_the_sites(alice, password_checks):
+    """Staff accounts are the most powerful: /admin/login/ must not let anyone guess past the pause."""
+    User.objects.create_user("root", password=PASSWORD, is_staff=True, is_superuser=True)
+    client = Client()
+    for _ in range(PER_USERNAME):
+        response = client.post(reverse("admin:login"), {"username": "root", "password": "wrong"},
+                               REMOTE_ADDR="10.0.0.2")
+        assert response.status_code == 200
+    response = client.post(reverse("admin:login"), {"username": "root", "password": PASSWORD}, REMOTE_ADDR="10.0.0.2")
+    assert response.status_code == 200 and "Too many failed sign-ins for this user name" in body(response)
+    assert len(password_checks) == PER_USERNAME and "_auth_user_id" not in client.session
+    # Failures on one door count at the other.
+    assert sign_in(Client(), "root", PASSWORD, ip="10.0.0.3").status_code == 429
+
+
+def test_a_password_reset_ends_the_pause(alice, mailoutbox):
+    """Anyone can type a member's name wrong five times; the member gets back in with a reset."""
+    for _ in range(PER_USERNAME):
+        sign_in(Client(), "Alice ", "wrong")
+    assert sign_in(Client(), "alice", PASSWORD).status_code == 429
+    client = Client()
+    client.post(reverse("password_reset"), {"email": "alice@example.org"})
+    link = re.search(r"http://testserver(/accounts/reset/\S+/)", mailoutbox[0].body).group(1)
+    set_url = client.get(link, follow=True).redirect_chain[-1][0]
+    assert client.post(set_url, {"new_password1": GOOD, "new_password2": GOOD})["Location"] == \
+        reverse("password_reset_complete")
+    assert sign_in(Client(), "alice", GOOD).status_code == 302

@@ -149,6 +149,8 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     assert "the fire is out" not in text_of(kept, f"ground-{barn.pk}") and "Burning 40 sq in" in text_of(kept, f"ground-{barn.pk}")
     assert "Damaged 50%" in text_of(response, f"ground-{tower.pk}")
     assert "Damage 15/30" in text_of(response, f"ground-{tower.pk}")
+    # Bolt Action counts no damage points: an undamaged building shows no "Damage 0/24" meter.
+    assert "Damage" not in text_of(response, f"ground-{barn.pk}")
     crew = text_of(response, f"ground-{loghouse.pk}")
     assert "Crew 9/12 (side A)" in crew and "2 pins" in crew and "1 penetrating hit" in crew and "lost 45mm" in crew
     assert "routed" in text_of(response, f"ground-{blockhouse.pk}")

@@ -224,9 +224,16 @@ def resolve_ba_flamethrower(state, inp, dice):
     if dice.die(6, f"Does {s.label} catch fire?", key=lambda v: v >= tables.FLAME_FIRE_ON,
                 target="4–6 sets it alight") >= tables.FLAME_FIRE_ON:
         effects += [Effect("fire_started", s.id, s.area), Effect("impassable", s.id)]
-        for u in state.occupants(s.id):
+        inside = state.occupants(s.id)
+        for u in inside:
             effects.append(Effect("unit_destroyed" if u.kind == "artillery" else "abandon", u.id, ref=s.id))
-        words.append(f"{s.label} is on fire and impassable; everyone inside leaves, artillery is destroyed")
+        # Name who is affected: "artillery is destroyed" with no gun inside read as a gun lost.
+        leaving = [u.label for u in inside if u.kind != "artillery"]
+        lost = [u.label for u in inside if u.kind == "artillery"]
+        words.append(f"{s.label} is on fire and impassable"
+                     + (f"; {' and '.join(leaving)} must leave it" if leaving else "")
+                     + (f"; {' and '.join(lost)} (artillery) destroyed" if lost else "")
+                     + ("" if inside else "; nobody inside"))
     else:
         words.append("no fire")
     return effects, "; ".join(words)

@@ -161,6 +161,7 @@ def test_flamethrower_sets_a_building_alight_on_4_plus(face, fire):
         after = apply(state, out)
         assert after.structures["house"].impassable and after.units["sq"].structure is None
         assert after.structures["house"].floor(0).unit is None and after.units["gun"].destroyed
+        assert out.summary.endswith("House is on fire and impassable; sq must leave it; gun (artillery) destroyed")
     else:
         assert ("fire_started", "house") not in kinds(out)
 
@@ -183,6 +184,10 @@ def test_flamethrower_fire_roll_even_on_a_miss():
     out = resolve("ba_flamethrower", state, {"weapon": "ba_flamethrower", "structure": "house", "target": "sq",
                                              "hit": "no"}, ScriptedDice([6]))
     assert ("fire_started", "house") in kinds(out)
+    assert out.summary.endswith("on fire and impassable; sq must leave it") and "artillery" not in out.summary
+    empty = resolve("ba_flamethrower", house(n=1, units=[]), {"weapon": "ba_flamethrower", "structure": "house",
+                                                               "floor": 0, "hit": "no"}, ScriptedDice([6]))
+    assert empty.summary.endswith("on fire and impassable; nobody inside")
 
 
 # -------------------------------------------------------------- barrages

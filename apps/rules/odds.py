@@ -30,6 +30,11 @@ _EVENTS = {
     "pin": "{s} pinned",
 }
 _BY_NOTE = {"ph_result": "PH result {n}", "location_hit": "Hits {n}", "tank_result": "Tank: {n}"}
+# Effects whose count is the result itself: a bar per count, one for none at all, and the unlikely
+# long tail (thirty shots can score thirty hits) folded into one "or more".
+_BY_COUNT = {"crew_hits": ("{n} hit{plural} on {s}'s crew", "{n} or more hits on {s}'s crew",
+                           "No hits on {s}'s crew")}
+_TAIL = Fraction(1, 100)
 _EXPECTED = {"hits": "Expected hits on {s}", "casualties": "Expected casualties in {s}",
              "crew_casualties": "Expected crew casualties in {s}", "damage": "Expected damage to {s}",
              "crew_hits": "Expected hits on {s}'s crew", "penetrating_hits": "Expected PH on {s}"}
@@ -78,6 +83,8 @@ def _label(state, e, kind):
         return f"Explodes on {state.structures[e.target].floor(e.floor).the_label}"
     if kind == "note":
         return _BY_NOTE[e.type].format(n=e.note)
+    if kind == "count":
+        return _BY_COUNT[e.type][0].format(n=e.n, plural="s" * (e.n != 1), s=name)
     return _EXPECTED[e.type].format(s=name)
 
 
@@ -94,7 +101,8 @@ def marginals(state, distribution):
             t = e.type
             for key, kind in ((t in _EVENTS and (t, e.target), "event"),
                               (t == "floor_hit" and (t, e.target, e.floor), "floor"),
-                              (t in _BY_NOTE and (t, e.target, e.note), "note")):
+                              (t in _BY_NOTE and (t, e.target, e.note), "note"),
+                              (t in _BY_COUNT and (t, e.target, e.n), "count")):
                 if key and key not in seen:
                     seen.add(key)
                     probs[key] = probs.get(key, 0) + p
@@ -105,11 +113,28 @@ def marginals(state, distribution):
                 expected[key] = expected.get(key, 0) + p * e.n
                 if key not in labels:
                     labels[key] = _label(state, e, "expected")
+    _fold_counts(state, probs, labels)
     # Most likely first; equal chances in the order of the numbers they name (PH ≤2, 3–4, 5–6 …).
     ordered = sorted(probs.items(), key=lambda kv: (-kv[1], _first_number(labels[kv[0]]), labels[kv[0]]))
     out = [Marginal(":".join(map(str, k)), labels[k], Fraction(v), "probability") for k, v in ordered]
     out += [Marginal(":".join(k), labels[k], Fraction(v), "expected") for k, v in expected.items()]
     return tuple(out)
+
+
+def _fold_counts(state, probs, labels):
+    for t, target in {(k[0], k[1]) for k in probs if k[0] in _BY_COUNT}:
+        counts = sorted((k[2], k) for k in probs if k[:2] == (t, target))
+        _, more, none = _BY_COUNT[t]
+        name = _name(state, target)
+        probs[(t, target, 0)] = 1 - sum(probs[k] for _, k in counts)
+        labels[(t, target, 0)] = none.format(s=name)
+        tail = next((i for i, (_, k) in enumerate(counts)
+                     if i and all(probs[later] < _TAIL for _, later in counts[i:])), None)
+        if tail is not None and tail < len(counts) - 1:
+            first = counts[tail][0]
+            folded = (t, target, f"{first}+")
+            probs[folded] = sum(probs.pop(k) for _, k in counts[tail:])
+            labels[folded] = more.format(n=first, s=name)
 
 
 def odds(action_key, state, inputs) -> Odds:

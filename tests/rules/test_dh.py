@@ -236,6 +236,19 @@ def test_small_arms_need_ones_then_fives_or_fours(slug, second, hit):
     assert kinds(out) == ([("crew_hits", 1)] if hit else [])
 
 
+def test_small_arms_odds_are_bars_per_number_of_hits():
+    """Not one line per path of natural 1s: "1 natural 1, 1 hit" with the chance of every 1-hit result
+    misread the odds. A bar per number of hits, one for none, and the long tail as "or more"."""
+    from apps.rules import odds
+    state = dh(fort("german-hmg-loghouse"))  # a Bunker: second d10 ≤ 5, so 1/20 a shot
+    bars = {m.label: m.value for m in odds("dh_small_arms", state, {"weapon": "dh_rifle", "structure": "fort",
+                                                                    "shots": 3}).marginals if m.kind == "probability"}
+    name = state.structures["fort"].label
+    assert bars == {f"No hits on {name}'s crew": Fraction(19, 20) ** 3,
+                    f"1 hit on {name}'s crew": 3 * Fraction(1, 20) * Fraction(19, 20) ** 2,
+                    f"2 or more hits on {name}'s crew": 1 - Fraction(19, 20) ** 3 - 3 * Fraction(1, 20) * Fraction(19, 20) ** 2}
+
+
 def test_guts_only_when_small_arms_cause_casualties():
     state = dh(fort())
     assert resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 0}, ScriptedDice([])).effects == ()

@@ -453,3 +453,27 @@ def test_a_choice_tapped_while_the_form_answers_is_kept(live_server, demo, watch
     expect(phone.locator('#id_dice_mode input[value="player"]')).to_be_checked()
     expect(phone.locator("#id_shots")).to_have_value("3")
     expect(phone.locator(".die-input")).to_have_count(3)
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_enter_in_our_own_dice_rolls_with_those_dice(live_server, demo, watch, javascript):
+    """Enter in "We roll our own dice" submits the dice typed, never the server's roll: a form submits
+    by its first button, and the turn button's "roll for me" once came first."""
+    Battle.objects.filter(pk=demo.pk).update(collapse_check=True, damage_variant=3)
+    church = Structure.objects.get(battle=demo, name="Stone church")
+    Structure.objects.filter(pk=church.pk).update(damage_taken=church.damage_max // 2, collapsed=False)
+    page = sign_in(watch("alice", javascript=javascript), live_server.url, "alice")
+    page.goto(f"{live_server.url}/battles/{demo.pk}/")
+    page.once("dialog", lambda dialog: dialog.accept())  # End turn asks first (with JavaScript)
+    page.locator("#turns details.own-dice summary").last.click()
+    before = newest_seq(demo)
+    page.locator("#dice-end_turn").fill("2")
+    if javascript:
+        with swapped(page, "#turns"):
+            page.locator("#dice-end_turn").press("Enter")
+    else:
+        with page.expect_navigation():
+            page.locator("#dice-end_turn").press("Enter")
+    upkeep = LogEntry.objects.get(battle=demo, seq__gt=before, action="upkeep")
+    checks = [d for d in upkeep.dice if "Collapse check" in d["purpose"]]
+    assert [(d["faces"], d["source"]) for d in checks] == [([2], "player")]

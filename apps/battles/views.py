@@ -561,10 +561,13 @@ def updates_response(request, context):
 
 
 def _int(value, default=None):
+    """A query or form value as an integer; anything else, or beyond what a database integer holds
+    (psycopg refuses such a parameter outright), is `default`."""
     try:
-        return int(str(value))
+        number = int(str(value))
     except (TypeError, ValueError):
         return default
+    return number if -2 ** 63 < number < 2 ** 63 else default
 
 
 def page_url(battle, **params):

@@ -181,9 +181,12 @@ def _convert(f, value, state, ruleset, done):
                                             f"not a {RULESET_NAMES[ruleset]} one")
         return w
     if t == "unit_hits":
-        pairs = value.items() if isinstance(value, dict) else (p.split("=", 1) for p in _list(value))
+        pairs = value.items() if isinstance(value, dict) else [p.split("=", 1) for p in _list(value)]
         hits = {}
-        for uid, n in pairs:
+        for pair in pairs:
+            if len(pair) != 2:
+                raise InputError(f.name, value, f"{f.label}: write each as unit=hits, e.g. u7=2 (not {pair[0]!r})")
+            uid, n = pair
             uid = str(uid).strip()
             if uid != "building":
                 _unit(f, state, uid)

@@ -474,6 +474,9 @@ BAD_INPUTS = {
     "die out of range": (lambda w: {"dice_0": "7", "dice_1": "2"}, None, "7 is not a d6 result"),
     "unknown action": (lambda w: {"action": "dh_main_gun"}, None, "not an action of this battle"),
     "attacker of the other side": (lambda w: {"attacker": f"u{w.pioneers.pk}"}, "attacker", "Pioneers is side B"),
+    # The form sends one number per unit (hits__u7); a crafted "hits" must still be refused in words.
+    "barrage hits not as unit=hits": (lambda w: {"action": "ba_barrage", "attacker": "", "hits": "1,2,3"}, None,
+                                      "write each as unit=hits, e.g. u7=2 (not '1')"),
 }
 
 
@@ -489,6 +492,16 @@ def test_bad_input_is_explained_in_the_form_and_changes_nothing(client, w, case,
     if field:
         assert message in text_of(response, f"field-{field}")
     assert state(w) == before
+
+
+def test_numbers_too_large_for_the_database_are_ignored_not_a_crash(client, w):
+    signed(client, w.alice)
+    huge = "9" * 30
+    assert client.get(url(w, "battle"), {"before": huge}).status_code == 200
+    assert client.get(url(w, "battle_log"), {"before": huge}, **HTMX).status_code == 200
+    response = client.post(url(w, "battle_turn"), {"action": "end_turn", "after": huge, "m": huge,
+                                                   "client_token": str(uuid.uuid4())}, **HTMX)
+    assert response.status_code == 200 and Battle.objects.get(pk=w.battle.pk).turn == 2
 
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])

@@ -41,12 +41,16 @@ def client_token(value):
 
 def dice_values(data):
     """The players' dice in order: dice_0, dice_1, … up to the first empty one."""
-    values = []
-    for i in range(MAX_DICE):
-        value = str(data.get(f"dice_{i}", "")).strip()
-        if not value:
-            break
-        values.append(value)
+    values = dice_entered(data)
+    return values[:values.index("")] if "" in values else values
+
+
+def dice_entered(data):
+    """Every die field as typed, up to the last one filled in: a field left empty is "" in its place,
+    so the dice typed after it are shown again rather than lost."""
+    values = [str(data.get(f"dice_{i}", "")).strip() for i in range(MAX_DICE)]
+    while values and not values[-1]:
+        values.pop()
     return values
 
 
@@ -406,7 +410,8 @@ def _as_text(value):
 
 def dice_rows(plan_next_die, values):
     """The dice fields to show: whole groups (both d6 of a 2D6) as the rules ask for them, up to the
-    first group not fully entered. `plan_next_die(prefix)` returns the DieSpec after `prefix`."""
+    first group not fully entered. `plan_next_die(prefix)` returns the DieSpec after `prefix`;
+    `values` are the fields as typed ("" for one left empty: `dice_entered`)."""
     rows, used = [], 0
     while used <= len(values) and len(rows) < MAX_DICE:
         spec = plan_next_die(values[:used])
@@ -420,7 +425,7 @@ def dice_rows(plan_next_die, values):
         bad = [r for r in rows[-len(group):] if r.value and not _face(r.value, r.sides)]
         for r in bad:
             r.error = f"{r.label}: {r.value} is not a d{r.sides} result"
-        if len(entered) < len(group) or bad:
+        if len(entered) < len(group) or "" in entered or bad:
             break
         used += len(group)
     # A wrong die first (so it can be typed again), else the next one to enter.

@@ -430,7 +430,7 @@ def attack_form(request, battle, board, viewer, data, *, error=None, odds=True):
         if form.complete():
             try:
                 form.dice = battle_forms.dice_rows(
-                    lambda prefix: services.next_die(**ask, dice_values=prefix), battle_forms.dice_values(form.data))
+                    lambda prefix: services.next_die(**ask, dice_values=prefix), battle_forms.dice_entered(form.data))
                 if not form.dice:
                     form.dice_hint = "This action needs no dice."
             except rules.RulesError as problem:

@@ -466,6 +466,21 @@ def test_a_missing_die_without_javascript_asks_for_it(client, w):
     assert 'value="3"' in html
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_die_typed_after_an_empty_field_is_kept(client, w, htmx):
+    signed(client, w.alice)
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="", dice_1="4"), **(HTMX if htmx else {}))
+    assert state(w) == before
+    form = page(response).find("attack-form")
+    assert form.find("id_dice_1").attrs["value"] == "4" and form.find("id_dice_0").attrs["value"] == ""
+    assert "autofocus" in form.find("id_dice_0").attrs
+    assert "roll it and enter the result" in form_html(response)
+    # The message belongs to its field for a screen reader too.
+    assert form.find("id_dice_0").attrs["aria-invalid"] == "true"
+    assert "roll it and enter the result" in form.find(form.find("id_dice_0").attrs["aria-describedby"]).text()
+
+
 BAD_INPUTS = {
     "weapon not carried": (lambda w: {"weapon": f"w{w.flamer.pk}"}, "weapon", "Field gun does not carry Flamethrower"),
     "target in another battle": (lambda w: {"structure": f"s{w.other_house.pk}", "target": ""}, "structure",

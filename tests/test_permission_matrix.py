@@ -348,7 +348,12 @@ def resolve_data(d, role):
 
 
 def turn_data(d, role):
-    return {"action": "end_turn", "client_token": str(uuid.uuid4())}
+    # "confirmed": without JavaScript the page asks first (views.unconfirmed); these posts answer yes.
+    return {"action": "end_turn", "client_token": str(uuid.uuid4()), "confirmed": "1"}
+
+
+def undo_data(d, role):
+    return {"confirmed": "1"}
 
 
 def import_data(document):
@@ -423,7 +428,7 @@ ROWS = [
     Row("battle_card", "GET", MEMBERS, htmx=True, kwargs=lambda o, role: {"pk": o.battle.pk, "sid": o.sid}),
     Row("battle_log", "GET", MEMBERS, kwargs=battle_pk, htmx=True, data=lambda d, role: {"before": 5}),
     Row("battle_resolve", "POST", "login login ok 422 403 ok 404", changes=True, kwargs=battle_pk, data=resolve_data),
-    Row("battle_undo", "POST", "login login no no no ok 404", changes=True, kwargs=battle_pk),
+    Row("battle_undo", "POST", "login login no no no ok 404", changes=True, kwargs=battle_pk, data=undo_data),
     Row("battle_turn", "POST", "login login ok ok no ok 404", changes=True, kwargs=battle_pk, data=turn_data),
     Row("battle_poll", "GET", "403 403 ok ok ok ok 403", kwargs=battle_pk, htmx=True, data=poll_query, swap=403),
     # Spectators: the link is the credential (anonymous has a forged one); members' poll tokens do not

@@ -592,6 +592,15 @@ def battle_detail(request, pk):
     card = board.structure(target or (form.data.get("structure") if form else ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "",
                    **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
+    # What a POST without JavaScript hands on to the page it redirects to (see battle_resolve, _after_change).
+    result = _int(request.GET.get("result"))
+    if form is not None and result:
+        entry = battle.log_entries.filter(seq=result, undone=False).first()
+        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state) if entry else []
+    if request.GET.get("dice_for") in TURN_BUTTONS:
+        context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
+    if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays:
+        context["turns"].update(confirm_for=request.GET["confirm"], confirm_dice=request.GET.get("dice", ""))
     return render(request, "battles/battle.html", context)
 
 
@@ -697,7 +706,10 @@ def battle_resolve(request, pk):
     target = data.get("structure", "")
     if not request.htmx:
         messages.success(request, f"#{entry.seq}: {entry.summary}")
-        return see_other(page_url(battle, target=target))
+        # Hits to roll damage for: the page offers that roll ready filled in, as the HTMX answer does.
+        snapshot = getattr(entry, "snapshot", None)
+        follow = damage_follow_ups(battle, entry, snapshot.state if snapshot is not None else snap.load(battle).state)
+        return see_other(page_url(battle, target=target, result=entry.seq if follow else None))
     snapshot = getattr(entry, "snapshot", None)
     if snapshot is not None:
         # The battle as this action left it, and the log up to its entry: versions and entries that
@@ -771,6 +783,8 @@ def _form_again(request, battle, data, error=None):
 def battle_undo(request, pk):
     """Undo the newest action (an organiser, or the player who made it)."""
     battle = scoped_battle(request, pk)
+    if unconfirmed(request):
+        return see_other(page_url(battle, confirm="undo") + "#turns")
     try:
         entry = services.undo_last(battle_id=battle.pk, user=request.user)
         done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
@@ -785,6 +799,9 @@ def battle_turn(request, pk):
     """The turn buttons: start the battle, upkeep, end the turn, and LaserGrenadiers' initiative."""
     battle = scoped_battle(request, pk)
     action = str(request.POST.get("action", ""))
+    if action in CONFIRMED_ACTIONS and unconfirmed(request):
+        own = request.POST.get("dice", "") if request.POST.get("dice_mode") == "player" else None
+        return see_other(page_url(battle, confirm=action, dice=own) + "#turns")
     token = _token(request.POST.get("client_token"))
     try:
         if action == "start":
@@ -806,6 +823,16 @@ def battle_turn(request, pk):
     return _after_change(request, battle, done, problem, after=_after(request.POST, None))
 
 
+# Asked first, as a slip of the thumb would cost the table: by hx-confirm's dialog, or without
+# JavaScript by the page (`unconfirmed`).
+CONFIRMED_ACTIONS = frozenset({"undo", "end_turn"})
+
+
+def unconfirmed(request):
+    """A plain POST (no JavaScript, so no dialog asked first) that the page has not had confirmed yet."""
+    return not request.htmx and request.POST.get("confirmed") != "1"
+
+
 def own_dice(data):
     """The faces the players rolled for a turn button ("3 7", "3, 7"), or None to let the server roll."""
     if data.get("dice_mode") != "player":
@@ -824,6 +851,11 @@ def _after_change(request, battle, done, problem, *, after):
             messages.error(request, problem)
         else:
             messages.success(request, done)
+        if problem and request.POST.get("dice_mode") == "player":
+            # Open again where the players typed their dice, with what they typed.
+            action = request.POST.get("action")
+            return see_other(page_url(battle, target=target, dice_for=action, dice=request.POST.get("dice", ""))
+                             + f"#dice-{action}")
         return see_other(page_url(battle, target=target))
     battle.refresh_from_db(fields=["status"])
     if not problem and request.POST.get("action") == "start":

@@ -448,10 +448,13 @@ def test_without_javascript_the_form_posts_and_redirects_with_a_message(client, 
     signed(client, w.alice)
     response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="2"))
     assert response.status_code == 303
-    assert response["Location"] == url(w, "battle") + f"?target={sid(w.house)}"
     entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
+    assert response["Location"] == url(w, "battle") + f"?target={sid(w.house)}&result={entry.seq}"
     followed = client.get(response["Location"])
     assert f"#{entry.seq}: {entry.summary}" in body(followed)
+    # The hits on the grenadiers lead to their damage roll, filled in, as with JavaScript.
+    (link,) = page(followed).find("attack-form").find_all("a", cls="button-link")
+    assert link.text().startswith("Roll damage: ") and f"target=u{w.squad.pk}" in link.attrs["href"]
 
 
 def test_a_missing_die_without_javascript_asks_for_it(client, w):
@@ -710,7 +713,13 @@ def test_only_an_organiser_or_the_player_who_acted_may_undo(client, w):
     assert plain.status_code == 303 and state(w) == before
     signed(client, w.organiser)
     assert "Undo #" in text_of(client.get(url(w, "battle")), "turns")
-    assert client.post(url(w, "battle_undo")).status_code == 303
+    # Without JavaScript no dialog asks first: the page does, and only "Yes" undoes.
+    asked = client.post(url(w, "battle_undo"))
+    assert asked.status_code == 303 and asked["Location"] == url(w, "battle") + "?confirm=undo#turns"
+    assert state(w) == before
+    question = page(client.get(asked["Location"])).find("turns")
+    assert "Undo #1?" in question.text() and "Yes, undo #1" in question.text()
+    assert client.post(url(w, "battle_undo"), {"confirmed": "1"}).status_code == 303
     assert not Structure.objects.get(pk=w.house.pk).collapsed
 
 
@@ -727,7 +736,14 @@ def test_upkeep_then_end_turn(client, w):
     assert "Start-of-turn upkeep" not in text_of(response, "turns")
     assert "Undo #1" in text_of(response, "turns") and "Undo #1–" not in text_of(response, "turns")
 
-    response = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": str(uuid.uuid4())})
+    token = str(uuid.uuid4())
+    response = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": token})
+    assert response["Location"] == url(w, "battle") + "?confirm=end_turn#turns"  # no JavaScript: the page asks
+    assert "End turn 1? The next turn's upkeep runs straight away." in text_of(client.get(response["Location"]),
+                                                                               "turns")
+    battle.refresh_from_db()
+    assert battle.turn == 1
+    response = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": token, "confirmed": "1"})
     assert response.status_code == 303
     battle.refresh_from_db()
     assert battle.turn == 2 and battle.upkeep_turn == 2
@@ -838,6 +854,13 @@ def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
     field = page(answer).find("dice-upkeep")
     assert field.attrs["value"] == "three"
     assert not LogEntry.objects.filter(battle=lg.battle).exists()
+    # Without JavaScript too: the page opens again at the field, with what was typed.
+    plain = client.post(url(lg, "battle_turn"), {"action": "upkeep", "dice_mode": "player", "dice": "three",
+                                                 "client_token": str(uuid.uuid4())})
+    assert plain["Location"] == url(lg, "battle") + "?dice_for=upkeep&dice=three#dice-upkeep"
+    again = page(client.get(plain["Location"]))
+    assert again.find("dice-upkeep").attrs["value"] == "three"
+    assert "Enter the dice as numbers, e.g. 3 7 (not 'three')" in again.text()
     press("upkeep", "9")
     entry = LogEntry.objects.get(battle=lg.battle, action="upkeep")
     assert entry.dice[0]["faces"] == [9] and entry.dice[0]["source"] == "player"

@@ -304,7 +304,7 @@ def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, wat
     expect(page.locator('#id_dice_mode input[value="server"]')).to_be_checked()
     with page.expect_navigation():
         page.click("button.resolve")
-    assert re.search(rf"/battles/{demo.pk}/\?target={sid}$", page.url), page.url  # 303 back to the page
+    assert re.search(rf"/battles/{demo.pk}/\?target={sid}&result={seq}$", page.url), page.url  # 303 back to the page
     expect(page.locator(".messages")).to_contain_text(f"#{seq}:")
     expect(page.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq}")
     expect(page.locator(f"#log-{seq} .die")).to_have_count(2)
@@ -474,6 +474,11 @@ def test_enter_in_our_own_dice_rolls_with_those_dice(live_server, demo, watch, j
     else:
         with page.expect_navigation():
             page.locator("#dice-end_turn").press("Enter")
+        # No dialog without JavaScript: the page asks, keeping the dice.
+        assert not LogEntry.objects.filter(battle=demo, seq__gt=before).exists()
+        expect(page.locator("#turns .confirm-form")).to_contain_text("With your dice: 2.")
+        with page.expect_navigation():
+            page.click("#turns .confirm-form button")
     upkeep = LogEntry.objects.get(battle=demo, seq__gt=before, action="upkeep")
     checks = [d for d in upkeep.dice if "Collapse check" in d["purpose"]]
     assert [(d["faces"], d["source"]) for d in checks] == [([2], "player")]

@@ -443,6 +443,14 @@ def test_author_a_bunker_from_the_blank_card_on_a_phone(browser, live_server, se
     sheet = BunkerSheet.objects.get(club=club, name="Phone pillbox")
     assert sheet.locations["front"][1]["av"] == 10 and sheet.weapons[0]["crew"] == 3 and sheet.version == 2
 
+    # Enter in a field saves: it once pressed the form's first button, "+ Add a rank".
+    page.goto(live_server.url + reverse("sheet_edit", args=[sheet.pk]))
+    page.fill("#id_name", "Phone pillbox Mk II")
+    with page.expect_navigation():
+        page.press("#id_name", "Enter")
+    saved = BunkerSheet.objects.get(pk=sheet.pk)
+    assert (saved.name, saved.leaders, saved.version) == ("Phone pillbox Mk II", sheet.leaders, 3)
+
     page.goto(live_server.url + reverse("sheet_print", args=[sheet.pk]))
     assert page.locator(".js-print").is_visible()
     for paper in ("A4", "Letter"):

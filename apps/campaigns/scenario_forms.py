@@ -483,3 +483,7 @@ class StartBattleForm(forms.Form):
     status = forms.ChoiceField(choices=[(BattleStatus.SETUP, "Setting up (players still deploying)"),
                                         (BattleStatus.IN_PROGRESS, "In progress (turn 1 starts now)")],
                                initial=BattleStatus.SETUP)
+
+    def __init__(self, *args, **kwargs):
+        # Its own ids: the scenario's settings form on the same page has a "name" too.
+        super().__init__(*args, auto_id="start_%s", **kwargs)

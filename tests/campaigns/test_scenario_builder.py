@@ -214,8 +214,9 @@ def test_the_drag_endpoint_snaps_to_half_inches_and_returns_the_map(client, demo
     assert hole.x == Decimal("13.5")
 
 
-def test_no_two_inputs_of_the_builder_share_an_id(client, demo):
-    html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
+@pytest.mark.parametrize("who", ["designer", "organiser"])  # an organiser also has the start forms
+def test_no_two_inputs_of_the_builder_share_an_id(client, demo, who):
+    html = body(signed_in(client, getattr(demo, who)).get(reverse("scenario", args=[demo.village.pk])))
     ids = re.findall(r'<(?:input|select|textarea)[^>]* id="([^"]+)"', html)
     assert ids and len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
 

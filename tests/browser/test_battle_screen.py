@@ -288,6 +288,7 @@ def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, wat
     page = sign_in(watch("alice (no JavaScript)", javascript=False), live_server.url, "alice")
     page.goto(f"{live_server.url}/battles/{demo.pk}/")
     expect(page.locator("html")).not_to_have_class(re.compile(r"\bjs\b"))
+    expect(page.get_by_text("JavaScript is off: this page does not update by itself")).to_be_visible()
 
     # Tapping the townhouse follows its link: the page again, with the card open and the form aimed.
     with page.expect_navigation():

@@ -465,6 +465,8 @@ def test_enter_in_our_own_dice_rolls_with_those_dice(live_server, demo, watch, j
     Structure.objects.filter(pk=church.pk).update(damage_taken=church.damage_max // 2, collapsed=False)
     page = sign_in(watch("alice", javascript=javascript), live_server.url, "alice")
     page.goto(f"{live_server.url}/battles/{demo.pk}/")
+    offline_note = expect(page.get_by_text("JavaScript is off: this page does not update by itself"))
+    offline_note.to_be_hidden() if javascript else offline_note.to_be_visible()
     page.once("dialog", lambda dialog: dialog.accept())  # End turn asks first (with JavaScript)
     page.locator("#turns details.own-dice summary").last.click()
     before = newest_seq(demo)

@@ -254,7 +254,7 @@ def play(first, second):
     assert phone.get(first, f"{page_path}poll/?" + urlencode(now)).status == 204
 
     # Undo on the second server; the first server's page shows both entries.
-    undone = phone.post(second, f"{page_path}undo/", {"csrfmiddlewaretoken": csrf, "target": ""})
+    undone = phone.post(second, f"{page_path}undo/", {"csrfmiddlewaretoken": csrf, "target": "", "confirmed": "1"})
     assert undone.status == 303
     page = phone.get(first, page_path)
     assert page.status == 200

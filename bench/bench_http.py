@@ -1,7 +1,7 @@
 """HTTP speed of the battle screen under gunicorn: the attack POST and the unchanged poll, each beside
 a do-nothing Django view (/healthz) measured in the same run, with wrk from 127.0.0.1.
 
-    .venv/bin/python bench/bench_http.py                  # full run, about 2 minutes
+    .venv/bin/python bench/bench_http.py                  # full run, about 5 minutes
     .venv/bin/python bench/bench_http.py --quick          # 4 s per measurement, smoke run
     .venv/bin/python bench/bench_http.py --sweep 2,3,4,6  # also compare gunicorn worker counts
 

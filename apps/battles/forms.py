@@ -314,21 +314,26 @@ class ActionForm(forms.Form):
         return _blank(choices, optional, "— not chosen —")
 
     def _weapons(self, name):
-        """The acting unit's weapons; the whole catalogue when no unit is chosen or for an air strike."""
+        """The acting unit's weapons that can make this action (the rule's `fits`); the whole
+        catalogue's when no unit is chosen or for an air strike."""
         carried = ()
         unit = self.state.units.get(str(self.data.get(self.acting_field or "attacker", "")))
         air = self.data.get("mode") == "air_strike"
         if unit is not None and not air:
             carried = unit.weapons
+        fits = next((f.fits for f in self.spec.fields if f.name == name), None) or (lambda w: True)
         listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
-        choices = [(k, self.state.weapons[k].name) for k in listed if k in self.state.weapons]
-        if len(carried) == 1 and len(choices) == 1 and not self.data.get(name):
-            self.data[name] = choices[0][0]  # nothing to choose: the one weapon the unit carries
+        choices = [(k, self.state.weapons[k].name) for k in listed
+                   if k in self.state.weapons and fits(self.state.weapons[k])]
+        if carried and len(choices) == 1 and not self.data.get(name):
+            self.data[name] = choices[0][0]  # nothing to choose: the one weapon of the unit that can
         current = str(self.data.get(name, ""))
         if current and current not in {c[0] for c in choices}:
             weapon = self.state.weapons.get(current)
-            choices.append((current, f"{weapon.name} (not carried)" if weapon else current))
-        return _blank(choices, True, "Choose a weapon")
+            why = "not carried" if weapon and current not in carried and carried else "cannot do this"
+            choices.append((current, f"{weapon.name} ({why})" if weapon else current))
+        blank = "Choose a weapon" if choices or not carried else f"{unit.label} has no weapon that can do this"
+        return _blank(choices, True, blank)
 
     def _add_unit_hits(self, f):
         structure = self.state.structures.get(str(self.data.get("structure", "")))

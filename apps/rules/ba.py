@@ -140,14 +140,23 @@ def _he_fields(hit_help):
     )
 
 
+def fires_he(w):
+    return bool(w.he_value)
+
+
+def is_flamethrower(w):
+    return bool(w.flamethrower)
+
+
 @action(
     "ba_he", "ba", "HE over open sights at a building",
-    Field("weapon", "weapon", "Weapon"), *_he_fields("Your to-hit roll (HE over open sights ignores cover)"),
+    Field("weapon", "weapon", "Weapon", fits=fires_he),
+    *_he_fields("Your to-hit roll (HE over open sights ignores cover)"),
     source=f"{SOURCE} 'HE weapons against buildings', 'Bunkers' (BA-20..25, BA-55)",
 )
 def resolve_ba_he(state, inp, dice):
     w, s, target = inp["weapon"], inp["structure"], inp["target"]
-    if not w.he_value:
+    if not fires_he(w):
         refuse("weapon", w.key, f"{w.name} has no HE value")
     level = _aim(state, s, target, inp["floor"])
     _check_down(target, inp["went_down"])
@@ -159,7 +168,7 @@ def resolve_ba_he(state, inp, dice):
 
 @action(
     "ba_indirect", "ba", "Indirect fire or air strike on a building",
-    Field("weapon", "weapon", "Weapon or aircraft"),
+    Field("weapon", "weapon", "Weapon or aircraft", fits=fires_he),
     Field("mode", "choice", "Attack", choices=(("indirect", "Indirect fire"), ("air_strike", "Air strike")),
           default="indirect"),
     *_he_fields("Your to-hit roll for the indirect fire or the air strike, by the core rules"),
@@ -168,7 +177,7 @@ def resolve_ba_he(state, inp, dice):
 )
 def resolve_ba_indirect(state, inp, dice):
     w, s, target, air = inp["weapon"], inp["structure"], inp["target"], inp["mode"] == "air_strike"
-    if not w.he_value:
+    if not fires_he(w):
         refuse("weapon", w.key, f"{w.name} has no HE value")
     if not air and not w.indirect:
         refuse("weapon", w.key, f"{w.name} cannot fire indirect")
@@ -189,7 +198,7 @@ def resolve_ba_indirect(state, inp, dice):
 
 @action(
     "ba_flamethrower", "ba", "Flamethrower at a building",
-    Field("weapon", "weapon", "Weapon", help="The flamethrower it fires"),
+    Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=is_flamethrower),
     Field("structure", "structure", "Target building"),
     Field("target", "unit", "Unit aimed at", required=False),
     Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
@@ -202,7 +211,7 @@ def resolve_ba_indirect(state, inp, dice):
 )
 def resolve_ba_flamethrower(state, inp, dice):
     w, s, target = inp["weapon"], inp["structure"], inp["target"]
-    if not w.flamethrower:
+    if not is_flamethrower(w):
         refuse("weapon", w.key, f"{w.name} is not a flamethrower")
     level = _aim(state, s, target, inp["floor"])
     floor = s.floor(level)

@@ -270,6 +270,19 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, passed, heaviest, flame
 
 # ---------------------------------------------------------------------------- actions
 
+def main_gun(w):
+    """Engages a fortification as a vehicle target: anything but small arms and flamethrowers."""
+    return w.dh_category not in ("small_arms", "flamethrower", "")
+
+
+def small_arms(w):
+    return w.dh_category in ("small_arms", "atr")
+
+
+def dh_flamethrower(w):
+    return w.dh_category == "flamethrower"
+
+
 _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
               help="The crew's Guts check from your rulebook, rolled before resolving; used only if the result "
                    "calls for one (the log then says whether it held)")
@@ -277,7 +290,7 @@ _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
 
 @action(
     "dh_main_gun", "dh", "Main gun or AT weapon at a fortification",
-    Field("weapon", "weapon", "Weapon"),
+    Field("weapon", "weapon", "Weapon", fits=main_gun),
     Field("structure", "structure", "Fortification"),
     Field("facing", "choice", "Facing hit", choices=(("front", "Front"), ("side", "Side"), ("rear", "Rear"),
                                                      ("top", "Top (from above)"))),
@@ -298,7 +311,7 @@ _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
 def resolve_dh_main_gun(state, inp, dice):
     w, s, facing = inp["weapon"], inp["structure"], inp["facing"]
     sheet, crew = _sheet(s)
-    if w.dh_category in ("small_arms", "flamethrower", ""):
+    if not main_gun(w):
         refuse("weapon", w.key, f"{w.name} cannot attack a fortification as a vehicle: "
                                 + ("use the flamethrower action" if w.dh_category == "flamethrower"
                                    else "small arms can only shoot at the crew"))
@@ -333,7 +346,7 @@ def resolve_dh_main_gun(state, inp, dice):
 
 @action(
     "dh_flamethrower", "dh", "Flamethrower at a fortification",
-    Field("weapon", "weapon", "Weapon", help="The flamethrower it fires"),
+    Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=dh_flamethrower),
     Field("structure", "structure", "Fortification"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
     Field("penetration", "choice", "Penetration", default="roll",
@@ -349,7 +362,7 @@ def resolve_dh_main_gun(state, inp, dice):
 def resolve_dh_flamethrower(state, inp, dice):
     w, s = inp["weapon"], inp["structure"]
     sheet, crew = _sheet(s)
-    if w.dh_category != "flamethrower":
+    if not dh_flamethrower(w):
         refuse("weapon", w.key, f"{w.name} is not a flamethrower")
     if not inp["hit"]:
         return [], f"{w.name} missed {s.label}"
@@ -359,7 +372,7 @@ def resolve_dh_flamethrower(state, inp, dice):
 
 @action(
     "dh_small_arms", "dh", "Small arms at a fortification's crew",
-    Field("weapon", "weapon", "Weapon", required=False),
+    Field("weapon", "weapon", "Weapon", required=False, fits=small_arms),
     Field("structure", "structure", "Fortification"),
     Field("shots", "int", "Shots", min=1, max=100, help="Dice your rulebook gives the firing unit"),
     source=f"{SOURCE} 'Firing Small Arms at Fortifications' (DH-2, DH-3, DH-4, A-DH-2)",
@@ -367,7 +380,7 @@ def resolve_dh_flamethrower(state, inp, dice):
 def resolve_dh_small_arms(state, inp, dice):
     w, s = inp["weapon"], inp["structure"]
     sheet, crew = _sheet(s)
-    if w is not None and w.dh_category not in ("small_arms", "atr"):
+    if w is not None and not small_arms(w):
         refuse("weapon", w.key, f"{w.name} engages fortifications as a vehicle target, not its crew")
     cover = tables.DH_COVER[sheet.kind]
     second = cover["second_d10_at_most"]

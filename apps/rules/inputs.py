@@ -29,6 +29,9 @@ class Field:
     default: object = None
     min: float | None = None
     max: float | None = None
+    # A "weapon" field: which weapons can make this action at all (the form offers only those; the
+    # rule refuses the others with its reason).
+    fits: Callable | None = field(default=None, compare=False)
 
     def to_dict(self):
         return {"name": self.name, "type": self.type, "label": self.label, "help": self.help,

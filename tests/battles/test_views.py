@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.armies.models import Unit
+from apps.armies.models import Unit, UnitWeapon
 from apps.battles import services, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns.models import Club, Membership, Role
@@ -164,6 +164,29 @@ def test_a_tap_leaves_the_unit_a_damage_roll_hits_alone(client, w):
     fresh = client.get(url(w, "battle_form"), {"action": "ba_damage"}, **HTMX)
     target = next(s for s in page(fresh).find("attack-form").find_all("select") if s.attrs["name"] == "target")
     assert target.find_all("option")[0].attrs.get("value") == "" and selected(fresh)["target"] == [""]
+
+
+def test_the_weapon_list_offers_what_can_make_the_action(client, w):
+    """The rule says which weapons can make an action at all (`Field.fits`): HE needs an HE value, so
+    the gun's anti-tank round is not offered for it, and its one HE shell is chosen at once."""
+    at_gun = factories.weapon("ba", "at-gun", name="Anti-tank gun")
+    UnitWeapon.objects.create(unit=w.gun, weapon=at_gun)
+    signed(client, w.alice)
+
+    def weapons(**data):
+        form = page(client.get(url(w, "battle_form"), {"structure": sid(w.house), **data}, **HTMX))
+        select = next(s for s in form.find("attack-form").find_all("select") if s.attrs["name"] == "weapon")
+        return [(o.attrs.get("value"), o.text(), "selected" in o.attrs) for o in select.find_all("option")]
+
+    assert weapons(action="ba_he", attacker=uid(w.gun)) == [("", "Choose a weapon", False),
+                                                            (f"w{w.he.pk}", "HE shell 2D6", True)]
+    assert weapons(action="ba_flamethrower", attacker=uid(w.gun)) == [
+        ("", "Field gun has no weapon that can do this", True)]
+    # A weapon already chosen that cannot do it stays, marked, and the rule says why on Resolve.
+    assert (f"w{at_gun.pk}", "Anti-tank gun (cannot do this)", True) in weapons(
+        action="ba_he", attacker=uid(w.gun), weapon=f"w{at_gun.pk}")
+    response = client.post(url(w, "battle_resolve"), he_attack(w, weapon=f"w{at_gun.pk}"), **HTMX)
+    assert "Anti-tank gun has no HE value" in text_of(response, "field-weapon")
 
 
 def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):

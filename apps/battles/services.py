@@ -29,7 +29,8 @@ ATTACKER_OPTIONAL = {"ba_indirect", "ba_barrage", "ba_damage"}
 # Follow-ups of an attack already logged: the unit named fired then, so this needs and uses no action.
 FOLLOW_UPS = {"ba_damage"}
 # Actions whose own input names the unit that acts.
-UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit"}
+UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit",
+                "move": "unit"}
 # Run by the server between turns, never chosen from the attack form.
 TURN_ACTIONS = {"end_turn", "upkeep", "lg_initiative"}
 
@@ -108,12 +109,25 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         structure = state.structures.get(str(inputs.get("structure")))
         if structure is not None and structure.crew is not None and structure.crew.side not in mine:
             raise InputError("structure", inputs.get("structure"), f"{structure.label}'s crew is not yours")
+    if action == "move":
+        _on_the_table(snapshot.battle, inputs)
     # Weapons must come from this battle's catalogue, never the rules' built-in examples.
     if "weapon" in inputs and str(inputs["weapon"]) not in state.weapons:
         raise UnknownReference("weapon", inputs["weapon"], f"unknown weapon {inputs['weapon']!r}")
     if side is None and len(mine) == 1:
         side = next(iter(mine))  # the log says whose action it was, even with no unit named
     return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
+
+
+def _on_the_table(battle, inputs):
+    """The rules know no table: a spot to move to must be on this battle's."""
+    for name, size in (("x", battle.table_width), ("y", battle.table_depth)):
+        try:
+            value = float(str(inputs.get(name, "")))
+        except ValueError:
+            continue  # missing or not a number: the rule's own checks say so
+        if value > float(size):
+            raise InputError(name, inputs[name], f"{value:g}″ is off the {float(size):g}″ table")
 
 
 def _dice(dice_values, seed=None):

@@ -202,6 +202,28 @@ def _abandon(w, e):
     w.set_unit(u, structure=None, floor=None)
 
 
+def _moved(w, e):
+    """Into `ref`'s floor `floor`, or to the spot "x,y" in `note`."""
+    u = w.unit(e)
+    if u.destroyed:
+        _fail(e, "is destroyed")
+    w.leave_floor(u)
+    if not e.ref:
+        try:
+            x, y = (float(v) for v in e.note.split(","))
+        except ValueError:
+            _fail(e, f"{e.note!r} is not a spot x,y")
+        w.set_unit(u, structure=None, floor=None, position=(x, y))
+        return
+    s = w.structures.get(e.ref)
+    if s is None:
+        _fail(e, f"no structure {e.ref!r}")
+    if not any(f.level == e.floor and f.unit is None for f in s.floors):
+        _fail(e, f"{s.label} has no empty floor {e.floor}")
+    w.set_structure(s, floors=tuple(f.replace(unit=u.id) if f.level == e.floor else f for f in s.floors))
+    w.set_unit(u, structure=s.id, floor=e.floor, position=None)
+
+
 def _seq(w, **changes):
     w.sequence = w.sequence.replace(**changes)
 
@@ -291,6 +313,7 @@ HANDLERS = {
     "incapacitated": _flag("unit", incapacitated=True),
     "unit_destroyed": _unit_destroyed,
     "abandon": _abandon,
+    "moved": _moved,
     "initiative": lambda w, e: _seq(w, initiative=e.target, rolled=True),
     "uncontrolled_event": _uncontrolled_event,
     "passed": lambda w, e: _seq(w, pass_streak=int(e.n)),

@@ -73,3 +73,46 @@ def resolve_upkeep(state, inp, dice):
                 words.append(f"{s.label} stands")
     effects.append(Effect("upkeep_done", ""))
     return effects, f"Turn {state.turn} upkeep: " + ("; ".join(words) or "nothing to do")
+
+
+@action(
+    "move", "any", "Move a unit into a structure or to a spot on the table",
+    Field("unit", "unit", "Unit that moved"),
+    Field("structure", "structure", "Into", required=False,
+          help="A structure and its floor; or leave this empty and give the spot on the table"),
+    Field("floor", "floor", "Floor", required=False),
+    Field("x", "float", "Or to x (inches from the left edge)", required=False, min=0, max=1000),
+    Field("y", "float", "and y (inches from the top edge)", required=False, min=0, max=1000),
+    source="seed 001_be57f31e19ce4039.txt 'Buildings' (BA-2: one unit per floor; a floor the enemy holds is "
+           "entered only by assault): the seeds track who holds each floor but leave movement to the core rules; "
+           "this records where the players moved a unit",
+    help="Records where a unit now stands, as the players moved it; it rolls nothing and uses no action",
+)
+def resolve_move(state, inp, dice):
+    u, s, level = inp["unit"], inp["structure"], inp["floor"]
+    if u.destroyed:
+        refuse("unit", u.id, f"{u.label} has been destroyed")
+    if s is None:
+        if inp["x"] is None or inp["y"] is None:
+            refuse("structure", None, "Choose the structure it went into, or give the spot on the table (x and y)")
+        x, y = inp["x"], inp["y"]
+        left = f", out of {state.structures[u.structure].label}" if u.structure in state.structures else ""
+        return [Effect("moved", u.id, note=f"{x:g},{y:g}")], f"{u.label} moves to {x:g}″, {y:g}″{left}"
+    if u.kind == "vehicle":
+        refuse("unit", u.id, f"{u.label} is a vehicle: it does not go into structures (a heavy tank drives into "
+                             "a building with its own action)")
+    if s.collapsed or s.destroyed:
+        refuse("structure", s.id, f"{s.label} is rubble: nobody holds it")
+    if s.impassable:
+        refuse("structure", s.id, f"{s.label} is impassable")
+    if level is None:
+        if len(s.floors) > 1:
+            refuse("floor", None, f"Choose the floor of {s.label}")
+        level = s.floors[0].level
+    floor = s.floor(level)
+    if u.structure == s.id and u.floor == level:
+        refuse("floor", level, f"{u.label} is on {floor.the_label} of {s.label} already")
+    if floor.unit is not None and floor.unit != u.id:
+        holder = state.units[floor.unit].label if floor.unit in state.units else floor.unit
+        refuse("floor", level, f"{holder} holds {floor.the_label} of {s.label}: one unit per floor")
+    return [Effect("moved", u.id, floor=level, ref=s.id)], f"{u.label} moves into {s.label}, {floor.label}"

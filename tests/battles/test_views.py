@@ -1134,3 +1134,27 @@ def test_every_action_of_every_ruleset_renders_its_form(client, db, ruleset):
             for f in spec.fields:
                 assert f'name="{f.name}' in html, (spec.key, f.name)
         assert rules.ACTIONS[spec.key].ruleset in (ruleset, "any")
+
+
+def test_players_record_a_move_and_every_panel_follows(client, w):
+    """The rifles go into the brick house: the floor is theirs on the map, the card and the armies
+    panel; a spot off the table is refused beside its field; undo puts them back where they stood."""
+    signed(client, w.alice)
+    move = {"action": "move", "unit": uid(w.rifles), "structure": sid(w.house), "floor": "0",
+            "client_token": str(uuid.uuid4()), "card": sid(w.house), "m": str(w.battle.map_version),
+            "after": "0"}
+    response = client.post(url(w, "battle_resolve"), move, **HTMX)
+    assert "Resolved #1: Rifles moves into Brick house, ground floor" in text_of(response, "attack-form")
+    rifles = Unit.objects.get(pk=w.rifles.pk)
+    assert rifles.floor == w.floors[0] and rifles.x is None and not rifles.acted
+    assert "Rifles" in text_of(response, "card") and "in Brick house, ground floor" in text_of(response, f"unit-{w.rifles.pk}")
+    assert page(response).find(f"map-{sid(w.house)}").find_all("g", cls="map-badge")
+
+    refused = client.post(url(w, "battle_resolve"), {**move, "structure": "", "floor": "", "x": "500", "y": "3",
+                                                     "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "500″ is off the 72″ table" in text_of(refused, "field-x")
+    assert Unit.objects.get(pk=w.rifles.pk).floor == w.floors[0]
+
+    client.post(url(w, "battle_undo"), {}, **HTMX)
+    rifles = Unit.objects.get(pk=w.rifles.pk)
+    assert rifles.floor is None and (rifles.x, rifles.y) == (10, 5)

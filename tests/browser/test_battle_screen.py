@@ -486,3 +486,28 @@ def test_enter_in_our_own_dice_rolls_with_those_dice(live_server, demo, watch, j
     upkeep = LogEntry.objects.get(battle=demo, seq__gt=before, action="upkeep")
     checks = [d for d in upkeep.dice if "Collapse check" in d["purpose"]]
     assert [(d["faces"], d["source"]) for d in checks] == [([2], "player")]
+
+
+def test_a_squad_moves_into_a_building_from_the_map(live_server, demo, watch):
+    """"Move": the unit, a tap on the building, its floor; the armies panel, the card and the other
+    phone then have the squad inside."""
+    _, _, units, _ = ids(demo)
+    rifles = units[("A", "1st Rifle Squad")]  # in the open at the start
+    workshop = Structure.objects.get(battle=demo, name="Timber workshop")
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    bob.goto(f"{live_server.url}/battles/{demo.pk}/")
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    choose(alice, "#id_action", "move")
+    choose(alice, "#id_unit", rifles)
+    with swapped(alice, "#card", "#attack-form"):
+        alice.locator(f'#map [data-structure="s{workshop.pk}"]').tap()
+    expect(alice.locator("#id_structure")).to_have_value(f"s{workshop.pk}")
+    choose(alice, "#id_floor", "1")
+    with swapped(alice, "#attack-form", f"#unit-{rifles[1:]}"):
+        alice.click("button.resolve")
+    expect(alice.locator("#attack-form .result")).to_contain_text("1st Rifle Squad moves into Timber workshop, floor 1")
+    expect(alice.locator(f"#unit-{rifles[1:]}")).to_contain_text("in Timber workshop, floor 1")
+    expect(alice.locator("#card")).to_contain_text("1st Rifle Squad")
+    expect(bob.locator(f"#unit-{rifles[1:]}")).to_contain_text("in Timber workshop, floor 1", timeout=POLL_WAIT_MS)
+    assert Unit.objects.get(pk=rifles[1:]).floor.structure_id == workshop.pk

@@ -1,0 +1,57 @@
+"""Moving a unit (`move`, every ruleset): into a structure's floor or to a spot on the table, as the
+players moved it. One unit per floor (BA-2); rubble, impassable structures and destroyed units refuse."""
+
+import pytest
+
+from apps.rules import ActionRefused, InputError, ScriptedDice, apply, resolve
+
+from .builders import battle, building, unit
+
+
+def move(state, **inputs):
+    out = resolve("move", state, inputs, ScriptedDice([]))
+    assert out.dice == ()
+    return out, apply(state, out)
+
+
+def world(**house):
+    return battle("ba", [building("house", 2, **house), building("barn", 1)],
+                  [unit("sq", "A", position=(5.0, 5.0)), unit("gren", "B", structure="house", floor=1),
+                   unit("tank", "A", kind="vehicle", position=(20.0, 20.0))])
+
+
+def test_into_a_floor_then_out_to_a_spot():
+    state = world()
+    out, state = move(state, unit="sq", structure="house", floor=0)
+    assert out.summary == "sq moves into House, ground floor"
+    sq = state.units["sq"]
+    assert (sq.structure, sq.floor, sq.position) == ("house", 0, None)
+    assert state.structures["house"].floor(0).unit == "sq"
+    # A one-floor structure needs no floor named; leaving the house frees its floor.
+    _, state = move(state, unit="sq", structure="barn")
+    assert state.structures["house"].floor(0).unit is None and state.structures["barn"].floor(0).unit == "sq"
+    out, state = move(state, unit="sq", x="12.5", y="30")
+    assert out.summary == "sq moves to 12.5″, 30″, out of Barn"
+    sq = state.units["sq"]
+    assert (sq.structure, sq.floor, sq.position) == (None, None, (12.5, 30.0))
+    assert state.structures["barn"].floor(0).unit is None
+
+
+@pytest.mark.parametrize("inputs, field, words", [
+    ({"unit": "sq", "structure": "house", "floor": 1}, "floor", "gren holds floor 1 of House: one unit per floor"),
+    ({"unit": "sq", "structure": "house"}, "floor", "Choose the floor of House"),
+    ({"unit": "sq"}, "structure", "Choose the structure it went into, or give the spot"),
+    ({"unit": "gren", "structure": "house", "floor": 1}, "floor", "gren is on floor 1 of House already"),
+    ({"unit": "tank", "structure": "barn"}, "unit", "tank is a vehicle"),
+])
+def test_refused_moves_name_their_field(inputs, field, words):
+    with pytest.raises((InputError, ActionRefused)) as err:
+        resolve("move", world(), inputs, ScriptedDice([]))
+    assert err.value.field == field and words in err.value.message
+
+
+@pytest.mark.parametrize("state_of_house, words", [({"collapsed": True}, "is rubble"),
+                                                   ({"impassable": True}, "is impassable")])
+def test_no_one_goes_into_rubble_or_an_impassable_building(state_of_house, words):
+    with pytest.raises(ActionRefused, match=words):
+        resolve("move", world(**state_of_house), {"unit": "sq", "structure": "house", "floor": 0}, ScriptedDice([]))

@@ -411,6 +411,20 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 
 # The attack form -------------------------------------------------------------------------------
 
+# What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
+NOT_CARRIED = {"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
+               "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before"}
+
+
+def tap_query(form):
+    """The form's choices as a query for the map's and lists' plain links: without JavaScript a tap
+    follows the link, and the page it opens keeps the action, unit and weapon already chosen."""
+    if form is None:
+        return ""
+    return urlencode([(k, v) for k, v in form.data.items()
+                      if k not in NOT_CARRIED and not k.startswith("dice_") and isinstance(v, str) and v])
+
+
 def form_data(source, target=None):
     data = source.copy()
     if target and not data.get("structure"):
@@ -590,7 +604,7 @@ def battle_detail(request, pk):
     if battle.status == BattleStatus.IN_PROGRESS:
         form = attack_form(request, battle, board, viewer, form_data(request.GET, target))
     card = board.structure(target or (form.data.get("structure") if form else ""))
-    context.update(form=form, card_structure=card, card_sid=card.sid if card else "",
+    context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
                    **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
     # What a POST without JavaScript hands on to the page it redirects to (see battle_resolve, _after_change).
     result = _int(request.GET.get("result"))
@@ -773,7 +787,7 @@ def _form_again(request, battle, data, error=None):
         })
     context = battle_context(battle, viewer, board=board)
     card = board.structure(form.data.get("structure", ""))
-    context.update(form=form, card_structure=card, card_sid=card.sid if card else "",
+    context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
                    **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
     return render(request, "battles/battle.html", context, status=422 if error else 200)
 

@@ -7,6 +7,7 @@ Every test checks the database afterwards, not just the HTML."""
 import math
 import re
 import uuid
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
@@ -1158,3 +1159,24 @@ def test_players_record_a_move_and_every_panel_follows(client, w):
     client.post(url(w, "battle_undo"), {}, **HTMX)
     rifles = Unit.objects.get(pk=w.rifles.pk)
     assert rifles.floor is None and (rifles.x, rifles.y) == (10, 5)
+
+
+def test_without_javascript_a_tap_on_the_map_keeps_the_choices_made(client, w):
+    """A tap follows the piece's plain link: it carries the action, unit and weapon already chosen, not
+    the aim (the tap chooses that) nor one-time tokens."""
+    signed(client, w.alice)
+    chosen = {"action": "ba_flamethrower", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "structure": "s999",
+              "client_token": str(uuid.uuid4()), "dice_0": "4"}
+    html = page(client.get(url(w, "battle"), chosen))
+    href = html.find(f"map-{sid(w.house)}").attrs["href"]
+    query = parse_qs(urlsplit(href).query)
+    assert {k: query[k] for k in ("action", "attacker", "weapon", "target")} == {
+        "action": ["ba_flamethrower"], "attacker": [uid(w.gun)], "weapon": [f"w{w.he.pk}"], "target": [sid(w.house)]}
+    assert not {"structure", "client_token", "dice_0"} & set(query)
+    tapped = page(client.get(href))
+
+    def chosen_in(select_id):
+        return [o.attrs["value"] for o in tapped.find(select_id).find_all("option") if "selected" in o.attrs]
+
+    assert chosen_in("id_action") == ["ba_flamethrower"] and chosen_in("id_structure") == [sid(w.house)]
+    assert chosen_in("id_attacker") == [uid(w.gun)]

@@ -412,8 +412,8 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 # The attack form -------------------------------------------------------------------------------
 
 # What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
-NOT_CARRIED = {"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
-               "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before"}
+NOT_CARRIED = frozenset({"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
+                         "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before"})
 
 
 def tap_query(form):

@@ -785,6 +785,11 @@ def _form_again(request, battle, data, error=None):
             "card_structure": board.structure(form.data.get("structure", "")),
             "card_sid": form.data.get("structure", ""),
         })
+    # A whole page again: the browser opens it at the top, screens above the form on a phone. It
+    # scrolls to an autofocus field: the first one at fault (a die at fault has its own).
+    wrong = next((name for name in form.errors if name in form.fields), None)
+    if wrong is not None and not any(r.error for r in form.dice):
+        form.fields[wrong].widget.attrs["autofocus"] = True
     context = battle_context(battle, viewer, board=board)
     card = board.structure(form.data.get("structure", ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),

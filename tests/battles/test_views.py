@@ -1180,3 +1180,12 @@ def test_without_javascript_a_tap_on_the_map_keeps_the_choices_made(client, w):
 
     assert chosen_in("id_action") == ["ba_flamethrower"] and chosen_in("id_structure") == [sid(w.house)]
     assert chosen_in("id_attacker") == [uid(w.gun)]
+
+
+def test_without_javascript_a_refused_form_opens_at_the_field_at_fault(client, w):
+    """The page comes back whole: the browser scrolls to the autofocus field, the one the message is beside."""
+    signed(client, w.alice)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, attacker=""))
+    assert response.status_code == 422 and "Choose the unit that attacks" in text_of(response, "field-attacker")
+    assert "autofocus" in page(response).find("id_attacker").attrs
+    assert [n.attrs["id"] for n in page(response).iter() if "autofocus" in n.attrs] == ["id_attacker"]

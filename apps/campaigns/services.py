@@ -200,8 +200,8 @@ def _write_back(battle, campaign):
         floor = floors.get((unit.floor.structure.origin_id, unit.floor.level)) if unit.floor_id else None
         where = grounds[floor.structure_id] if floor is not None else None
         original.floor = floor
-        if unit.floor_id is None:
-            original.x, original.y = unit.x, unit.y
+        # A unit is on a floor or on the table, never both (a squad that moved into the cottage).
+        original.x, original.y = (None, None) if floor is not None else (unit.x, unit.y)
         if original.destroyed or (where is not None and (where.collapsed or where.destroyed)):
             # Nobody holds a floor of rubble, and the dead hold nothing.
             if where is not None:

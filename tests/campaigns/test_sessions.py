@@ -119,6 +119,24 @@ def test_units_keep_the_places_the_battle_left_them_in(campaign):
     assert list(Unit.objects.filter(army__campaign=c).order_by("pk").values("name", "floor_id", "x", "y")) == before
 
 
+def test_a_unit_that_moved_into_a_building_is_inside_it_next_session(campaign):
+    """From the open into the house with "Move a unit": the campaign's unit is on the floor, with no
+    spot on the table left over (a unit is on a floor or on the table, never both)."""
+    c = campaign["campaign"]
+    battle = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    battles.start(battle_id=battle.pk, user=campaign["org"])
+    gun = Unit.objects.get(army__battle=battle, name="Gun")
+    Unit.objects.filter(army__battle=battle, name="Gun").update(kind="infantry")  # BA-1: infantry only
+    house = battle_copy(battle, campaign["house"])
+    battles.perform(battle_id=battle.pk, user=campaign["alice"], action="move",
+                    inputs={"unit": f"u{gun.pk}", "structure": f"s{house.pk}", "floor": "0"})
+    services.finish_battle(battle_id=battle.pk, user=campaign["org"], winner="A")
+    original = Unit.objects.get(pk=campaign["gun"].pk)
+    assert (original.floor, original.x, original.y) == (campaign["house"].floors.get(level=0), None, None)
+    two = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    assert Unit.objects.get(army__battle=two, name="Gun").floor.structure == battle_copy(two, campaign["house"])
+
+
 def test_fires_can_keep_burning_into_the_next_session(campaign):
     Campaign.objects.filter(pk=campaign["campaign"].pk).update(fires_persist=True)
     one = play_session_one(campaign)

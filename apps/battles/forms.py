@@ -166,8 +166,12 @@ class ActionForm(forms.Form):
 
     use_required_attribute = False  # the rules say what is missing, in their words
 
-    def __init__(self, data, *, battle, state, sides):
+    def __init__(self, data, *, battle, state, sides, submitted=False):
         self.battle, self.state, self.sides = battle, state, frozenset(sides)
+        # A weapon chosen that the unit cannot use for this action (the unit or the action changed
+        # since) gives way to the unit's one weapon that can while the player is still choosing; a
+        # form submitted with it keeps it, beside the rule's reason.
+        self.keep_invalid = submitted
         actions = form_actions(battle.ruleset)
         data = data.copy()
         key = data.get("action") or actions[0].key if actions else ""
@@ -286,10 +290,10 @@ class ActionForm(forms.Form):
         for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
             if u.side not in self.sides or u.destroyed:
                 continue
-            acting = self.data.get("action") not in services.FOLLOW_UPS
-            done = tracked and acting and (u.acted or u.id in seq.activated)
+            action = self.data.get("action")
+            done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)
             # A morale check is not moving or firing: an incapacitated piece still makes its own.
-            stunned = acting and u.incapacitated and self.data.get("action") != "lg_morale"
+            stunned = action not in services.FOLLOW_UPS and u.incapacitated and action != "lg_morale"
             if not (done or stunned):
                 choices.append(unit_choice(self.state, u))
             elif u.id == current:
@@ -325,9 +329,9 @@ class ActionForm(forms.Form):
         listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
         choices = [(k, self.state.weapons[k].name) for k in listed
                    if k in self.state.weapons and fits(self.state.weapons[k])]
-        if carried and len(choices) == 1 and not self.data.get(name):
-            self.data[name] = choices[0][0]  # nothing to choose: the one weapon of the unit that can
         current = str(self.data.get(name, ""))
+        if carried and len(choices) == 1 and (not current or current != choices[0][0] and not self.keep_invalid):
+            self.data[name] = current = choices[0][0]  # nothing to choose: the one weapon of the unit that can
         if current and current not in {c[0] for c in choices}:
             weapon = self.state.weapons.get(current)
             why = "not carried" if weapon and current not in carried and carried else "cannot do this"

@@ -28,6 +28,8 @@ DH_ATTACKS = {"dh_main_gun", "dh_flamethrower", "dh_small_arms"}
 ATTACKER_OPTIONAL = {"ba_indirect", "ba_barrage", "ba_damage"}
 # Follow-ups of an attack already logged: the unit named fired then, so this needs and uses no action.
 FOLLOW_UPS = {"ba_damage"}
+# Actions a unit makes whether or not it has acted this turn: they neither need nor use its action.
+USES_NO_ACTION = FOLLOW_UPS | {"move", "lg_morale"}
 # Actions whose own input names the unit that acts.
 UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit",
                 "move": "unit"}
@@ -120,7 +122,10 @@ def prepare(snapshot, user, action, inputs, attacker=None):
 
 
 def _on_the_table(battle, inputs):
-    """The rules know no table: a spot to move to must be on this battle's."""
+    """The rules know no table: a spot to move to must be on this battle's. Moving into a structure,
+    a spot left in the form is not where the unit goes."""
+    if inputs.get("structure"):
+        return
     for name, size in (("x", battle.table_width), ("y", battle.table_depth)):
         try:
             value = float(str(inputs.get(name, "")))

@@ -168,7 +168,7 @@ def map_of(battle, structures, units):
         )
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
-    place_names(structures, on_table)
+    place_names(structures)
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6)}
 
@@ -189,13 +189,13 @@ def fan_out(pieces, step=2.1):
 NAME_CHARS, NAME_SIZE = 18, 1.45  # a name on the map: characters at most, height in inches (battle.css)
 
 
-def place_names(structures, markers=()):
+def place_names(structures):
     """Leave out the names that would overprint one already placed, the larger structures' first: on
     a phone, overlapping words read as neither. A structure without its name still says it on a tap."""
-    # Who holds each piece (its side badges) and the units standing in the open are drawn first: a
-    # structure's name must not hide them.
+    # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it. Units
+    # in the open are not: they stand beside buildings all game, and a map whose buildings lose their
+    # names to them reads worse than a dot under a word.
     placed = [(b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3) for s in structures for b in s.map.badges]
-    placed += [(u.x - 1, u.y - 1, u.x + 1, u.y + 1) for u in markers]
     for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
         half = len(s.map.name) * NAME_SIZE * 0.3  # half the width of a word of this many characters
         box = (s.map.cx - half, s.map.name_y - NAME_SIZE / 2, s.map.cx + half, s.map.name_y + NAME_SIZE / 2)
@@ -437,7 +437,8 @@ def attack_form(request, battle, board, viewer, data, *, error=None, odds=True):
     to its field and the exact odds when the inputs are complete."""
     if not viewer.plays:
         return None
-    form = battle_forms.ActionForm(data, battle=battle, state=board.snapshot.state, sides=viewer.sides)
+    form = battle_forms.ActionForm(data, battle=battle, state=board.snapshot.state, sides=viewer.sides,
+                                   submitted=error is not None)
     ask = dict(battle=battle, user=request.user, action=form.data["action"], inputs=form.inputs(),
                attacker=form.attacker() or form.data.get(form.acting_field or "", "") or None)
     if form.player_dice:
@@ -614,7 +615,8 @@ def battle_detail(request, pk):
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays:
-        context["turns"].update(confirm_for=request.GET["confirm"], confirm_dice=request.GET.get("dice", ""))
+        context["turns"].update(confirm_for=request.GET["confirm"], confirm_own=request.GET.get("own") == "1",
+                                confirm_dice=request.GET.get("dice", ""))
     return render(request, "battles/battle.html", context)
 
 
@@ -819,8 +821,9 @@ def battle_turn(request, pk):
     battle = scoped_battle(request, pk)
     action = str(request.POST.get("action", ""))
     if action in CONFIRMED_ACTIONS and unconfirmed(request):
-        own = request.POST.get("dice", "") if request.POST.get("dice_mode") == "player" else None
-        return see_other(page_url(battle, confirm=action, dice=own) + "#turns")
+        own = request.POST.get("dice_mode") == "player"
+        return see_other(page_url(battle, confirm=action, own="1" if own else None,
+                                  dice=request.POST.get("dice", "") if own else None) + "#turns")
     token = _token(request.POST.get("client_token"))
     try:
         if action == "start":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import tables
+from . import ba, tables
 from .inputs import Field, action, refuse
 from .outcome import Effect
 
@@ -105,10 +105,16 @@ def resolve_move(state, inp, dice):
         refuse("structure", s.id, f"{s.label} is rubble: nobody holds it")
     if s.impassable:
         refuse("structure", s.id, f"{s.label} is impassable")
+    crew = s.crew
+    if crew is not None and crew.side and crew.side != u.side and crew.men and not crew.routed:
+        refuse("structure", s.id, f"{s.label}'s crew (side {crew.side}) holds it: it is taken by assault, "
+                                  "not walked into")
     if level is None:
         if len(s.floors) > 1:
             refuse("floor", None, f"Choose the floor of {s.label}")
         level = s.floors[0].level
+    if state.options.ruleset == "ba" and (s.kind == "building" or s.is_bunker) and u.kind != "infantry":
+        refuse("unit", u.id, f"{u.label} is {u.kind}: {ba.entry_problem(state, u, s, level)} (BA-1)")
     floor = s.floor(level)
     if u.structure == s.id and u.floor == level:
         refuse("floor", level, f"{u.label} is on {floor.the_label} of {s.label} already")

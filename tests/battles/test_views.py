@@ -183,11 +183,13 @@ def test_the_weapon_list_offers_what_can_make_the_action(client, w):
                                                             (f"w{w.he.pk}", "HE shell 2D6", True)]
     assert weapons(action="ba_flamethrower", attacker=uid(w.gun)) == [
         ("", "Field gun has no weapon that can do this", True)]
-    # A weapon already chosen that cannot do it stays, marked, and the rule says why on Resolve.
-    assert (f"w{at_gun.pk}", "Anti-tank gun (cannot do this)", True) in weapons(
-        action="ba_he", attacker=uid(w.gun), weapon=f"w{at_gun.pk}")
+    # A weapon chosen before that cannot do it gives way to the one that can while choosing…
+    assert weapons(action="ba_he", attacker=uid(w.gun), weapon=f"w{at_gun.pk}")[1:] == [
+        (f"w{w.he.pk}", "HE shell 2D6", True)]
+    # …and, submitted all the same, stays beside the rule's reason.
     response = client.post(url(w, "battle_resolve"), he_attack(w, weapon=f"w{at_gun.pk}"), **HTMX)
     assert "Anti-tank gun has no HE value" in text_of(response, "field-weapon")
+    assert "Anti-tank gun (cannot do this)" in text_of(response, "field-weapon")
 
 
 def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):
@@ -231,10 +233,10 @@ def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
     assert name(w.house) == ["Brick house"] and name(hut) == ["Hut"]
     assert name(shed) == []  # its words would sit on the house's: the tap still says what it is
     assert "Garden shed by the house" in html.find(f"map-s{shed.pk}").attrs["aria-label"]
-    # A unit standing in the open where the hut's name would print keeps its marker visible.
+    # A unit standing in the open beside the hut does not cost it its name.
     w.unit("B", "Scouts in the open", x=60, y=22.5)
     html = page(client.get(url(w, "battle")))
-    assert name(hut) == [] and name(w.house) == ["Brick house"]
+    assert name(hut) == ["Hut"] and name(w.house) == ["Brick house"]
 
 
 def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(client, w):
@@ -363,6 +365,12 @@ def test_form_partial_with_incomplete_inputs_shows_a_hint_not_an_error(client, w
 def test_form_partial_points_at_a_bad_weapon_before_submitting(client, w):
     signed(client, w.alice)
     data = he_attack(w, weapon=f"w{w.flamer.pk}", dice_mode="server")
+    # The gun's one HE weapon takes the place of a weapon it does not carry (chosen before the unit)…
+    response = client.get(url(w, "battle_form"), data, **HTMX)
+    assert [o.attrs["value"] for o in page(response).find("id_weapon").find_all("option")
+            if "selected" in o.attrs] == [f"w{w.he.pk}"]
+    # …but with two to choose from, the form points at the one that cannot be used.
+    UnitWeapon.objects.create(unit=w.gun, weapon=factories.weapon("ba", "he-3d6", name="HE 3D6", he_value="3D6"))
     response = client.get(url(w, "battle_form"), data, **HTMX)
     field = text_of(response, "field-weapon")
     assert "Field gun does not carry Flamethrower" in field
@@ -795,7 +803,7 @@ def test_turn_buttons_share_no_token(client, w):
 def test_start_battle_is_for_organisers(client, w):
     Battle.objects.filter(pk=w.battle.pk).update(status=BattleStatus.SETUP)
     signed(client, w.alice)
-    assert "Start battle" not in text_of(client.get(url(w, "battle")), "turns")
+    assert "Start battle" not in [b.text() for b in page(client.get(url(w, "battle"))).find("turns").find_all("button")]
     client.post(url(w, "battle_turn"), {"action": "start"})
     assert Battle.objects.get(pk=w.battle.pk).status == BattleStatus.SETUP
     signed(client, w.organiser)
@@ -1189,3 +1197,53 @@ def test_without_javascript_a_refused_form_opens_at_the_field_at_fault(client, w
     assert response.status_code == 422 and "Choose the unit that attacks" in text_of(response, "field-attacker")
     assert "autofocus" in page(response).find("id_attacker").attrs
     assert [n.attrs["id"] for n in page(response).iter() if "autofocus" in n.attrs] == ["id_attacker"]
+
+
+def test_without_javascript_end_turn_with_our_own_dice_left_empty_still_asks_for_them(client, lg):
+    """The page's confirmation keeps "our own dice" even with nothing typed: the upkeep then names the
+    die it needs instead of the server rolling it."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, collapse_check=True,
+                                                  damage_variant=3, upkeep_turn=1)
+    lg.structure("House", floors=1, damage_max=10, damage_taken=5)
+    signed(client, lg.organiser)
+    asked = client.post(url(lg, "battle_turn"), {"action": "end_turn", "dice_mode": "player", "dice": "",
+                                                 "client_token": str(uuid.uuid4())})
+    question = page(client.get(asked["Location"])).find("turns")
+    form = next(f for f in question.find_all("form") if "confirm-form" in f.attrs.get("class", ""))
+    sent = {i.attrs["name"]: i.attrs.get("value", "") for i in form.find_all("input")}
+    assert sent["dice_mode"] == "player" and sent["dice"] == "" and "none typed yet" in form.text()
+    client.post(url(lg, "battle_turn"), sent)
+    assert not LogEntry.objects.filter(battle=lg.battle, action="upkeep").exists()  # no die typed: not rolled
+    assert Battle.objects.get(pk=lg.battle.pk).turn == 1
+
+
+def test_moves_offer_units_that_acted_and_ignore_a_spot_left_in_the_form(client, w):
+    """A move uses no action: the gun that fired may still be moved. Moving into a structure, an x and
+    y left over from an earlier try are not where it goes (nor off the table)."""
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **HTMX)
+    assert Unit.objects.get(pk=w.gun.pk).acted
+    form = page(client.get(url(w, "battle_form"), {"action": "move"}, **HTMX))
+    offered = [o.attrs["value"] for o in form.find("id_unit").find_all("option")]
+    assert uid(w.gun) in offered
+    Unit.objects.filter(pk=w.gun.pk).update(kind="infantry")  # BA-1: only infantry enter buildings
+    response = client.post(url(w, "battle_resolve"), {
+        "action": "move", "unit": uid(w.gun), "structure": sid(w.house), "floor": "0", "x": "500", "y": "60",
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Field gun moves into Brick house, ground floor" in text_of(response, "attack-form")
+
+
+def test_a_piece_that_was_activated_still_makes_its_morale_check(client, lg):
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence={
+        "sides": ["A", "B"], "initiative": "B", "rolled": True, "pass_streak": 0, "activated": [uid(lg.a1)],
+        "pending_morale": [uid(lg.a1)], "events": []})
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_morale"}, **HTMX))
+    assert uid(lg.a1) in [o.attrs["value"] for o in form.find("id_unit").find_all("option")]
+
+
+def test_players_of_a_battle_being_set_up_are_told_who_starts_it(client, w):
+    Battle.objects.filter(pk=w.battle.pk).update(status=BattleStatus.SETUP)
+    turns = text_of(signed(client, w.alice).get(url(w, "battle")), "turns")
+    assert 'an organiser of the club starts it here with "Start battle"' in turns and "Start battle" not in \
+        [b.text() for b in page(client.get(url(w, "battle"))).find("turns").find_all("button")]

@@ -55,3 +55,20 @@ def test_refused_moves_name_their_field(inputs, field, words):
 def test_no_one_goes_into_rubble_or_an_impassable_building(state_of_house, words):
     with pytest.raises(ActionRefused, match=words):
         resolve("move", world(**state_of_house), {"unit": "sq", "structure": "house", "floor": 0}, ScriptedDice([]))
+
+
+def test_in_bolt_action_only_infantry_enter_buildings():
+    state = battle("ba", [building("house", 1)], [unit("gun", "A", kind="artillery", position=(1.0, 1.0))])
+    with pytest.raises(ActionRefused, match=r"gun is artillery: only infantry may enter buildings during the game \(BA-1\)"):
+        resolve("move", state, {"unit": "gun", "structure": "house"}, ScriptedDice([]))
+    # Not a LaserGrenadiers rule: there a gun team may take a house.
+    lg = battle("lg", [building("house", 1)], [unit("gun", "A", kind="artillery", position=(1.0, 1.0))])
+    assert resolve("move", lg, {"unit": "gun", "structure": "house"}, ScriptedDice([])).effects
+
+
+def test_an_enemy_crewed_fortification_is_not_walked_into():
+    from .builders import fort
+    state = battle("dh", [fort(side="B")], [unit("sq", "A", position=(1.0, 1.0)), unit("mine", "B", position=(2.0, 2.0))])
+    with pytest.raises(ActionRefused, match="crew \\(side B\\) holds it: it is taken by assault"):
+        resolve("move", state, {"unit": "sq", "structure": "fort"}, ScriptedDice([]))
+    assert resolve("move", state, {"unit": "mine", "structure": "fort"}, ScriptedDice([])).effects

@@ -49,10 +49,12 @@ class ActionSpec:
     source: str = ""  # seed file and section, catalogue ids
     exact: bool = True  # False where a roll may repeat without end (initiative ties)
     help: str = ""
+    rolls: bool = True  # False for bookkeeping that never rolls (a move): no dice or odds to offer
 
     def to_dict(self):
         return {"key": self.key, "ruleset": self.ruleset, "label": self.label, "source": self.source,
-                "exact_odds": self.exact, "help": self.help, "fields": [f.to_dict() for f in self.fields]}
+                "exact_odds": self.exact, "rolls": self.rolls, "help": self.help,
+                "fields": [f.to_dict() for f in self.fields]}
 
 
 class Inputs(dict):
@@ -62,7 +64,7 @@ class Inputs(dict):
 ACTIONS: dict[str, ActionSpec] = {}
 
 
-def action(key, ruleset, label, *fields, source, exact=True, help=""):
+def action(key, ruleset, label, *fields, source, exact=True, help="", rolls=True):
     """Register `fn(state, inputs, dice) -> (effects, summary)` as action `key`.
 
     Returns the public `resolve_xxx(state, inputs, dice) -> Outcome`, which checks raw inputs,
@@ -84,7 +86,7 @@ def action(key, ruleset, label, *fields, source, exact=True, help=""):
             del rolls[start:]
             return Outcome(key, tuple(effects), mine, summary)
 
-        spec = ActionSpec(key, ruleset, label, tuple(fields), resolve, source, exact, help)
+        spec = ActionSpec(key, ruleset, label, tuple(fields), resolve, source, exact, help, rolls)
         ACTIONS[key] = spec
         return resolve
 

@@ -87,6 +87,7 @@ def resolve_upkeep(state, inp, dice):
            "entered only by assault): the seeds track who holds each floor but leave movement to the core rules; "
            "this records where the players moved a unit",
     help="Records where a unit now stands, as the players moved it; it rolls nothing and uses no action",
+    rolls=False,
 )
 def resolve_move(state, inp, dice):
     u, s, level = inp["unit"], inp["structure"], inp["floor"]

@@ -1152,6 +1152,9 @@ def test_players_record_a_move_and_every_panel_follows(client, w):
     move = {"action": "move", "unit": uid(w.rifles), "structure": sid(w.house), "floor": "0",
             "client_token": str(uuid.uuid4()), "card": sid(w.house), "m": str(w.battle.map_version),
             "after": "0"}
+    form = page(client.get(url(w, "battle_form"), {"action": "move"}, **HTMX)).find("attack-form")
+    assert form.find("dice") is None and form.find("odds") is None  # it rolls nothing
+    assert [b.text() for b in form.find_all("button") if "resolve" in b.attrs.get("class", "")] == ["Record"]
     response = client.post(url(w, "battle_resolve"), move, **HTMX)
     assert "Resolved #1: Rifles moves into Brick house, ground floor" in text_of(response, "attack-form")
     rifles = Unit.objects.get(pk=w.rifles.pk)

@@ -24,6 +24,9 @@ HALF = Decimal("0.5")
 RULESET_FIELDS = {"flimsy": "ba", "breach_needed": "lg", "tank_class": "ba", "experience": "ba", "fireteam": "lg"}
 
 
+LG_OPTIONS = ("damage_variant", "collapse_check", "uncontrolled_events", "fireteam_initiative")
+
+
 def keep_ruleset_fields(form, ruleset):
     for name, only in RULESET_FIELDS.items():
         if name in form.fields and ruleset != only:
@@ -72,6 +75,21 @@ class ScenarioForm(forms.ModelForm):
             self.fields["version"].initial = self.instance.version
             for name in ("table_width", "table_depth"):
                 self.initial[name] = number(getattr(self.instance, name))
+            # The ruleset being saved decides: switching to LaserGrenadiers may set its options at once.
+            ruleset = self.data.get("ruleset", self.instance.ruleset) if self.is_bound else self.instance.ruleset
+            if ruleset != "lg":
+                # Only LaserGrenadiers' rules read them (damage points, collapse checks, the sequence of
+                # play): a Bolt Action or Disposable Heroes club would set them for nothing.
+                for name in LG_OPTIONS:
+                    del self.fields[name]
+                self.fields["ruleset"].help_text = ("LaserGrenadiers' own options (damage points, collapse checks, "
+                                                    "events, fireteams) appear once it is saved as LaserGrenadiers.")
+            else:
+                self.fields["damage_variant"].required = False  # not on the page before the switch
+
+    def clean_damage_variant(self):
+        value = self.cleaned_data.get("damage_variant")
+        return self.instance.damage_variant if value in (None, "") else value
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

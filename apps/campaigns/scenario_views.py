@@ -214,7 +214,8 @@ def scenario_settings(request, pk):
     if not form.is_valid():
         return builder_with_errors(request, scenario, settings_form=form)
     seen = form.cleaned_data.get("version")
-    fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
+    # A ruleset's own options are not on another ruleset's form: those keep what they were.
+    fields = {name: form.cleaned_data[name] for name in form.Meta.fields if name in form.fields}
     with transaction.atomic():
         query = Scenario.objects.filter(pk=scenario.pk)
         if seen is not None:

@@ -722,3 +722,22 @@ def test_a_laser_grenadiers_scenario_offers_no_bunker_sheets(client, demo):
     offered = [o.attrs["value"] for o in html.find("add_blueprint").find_all("option")]
     assert "bunker" not in offered and "fort" not in offered and "foxhole" in offered
     assert html.find("add_sheet") is None
+
+
+def test_only_a_laser_grenadiers_scenario_offers_its_own_options(client, demo):
+    """Damage points, collapse checks, events and fireteams are read by LaserGrenadiers' rules alone:
+    a Bolt Action scenario's settings neither show nor change them."""
+    scenario = demo.village  # Bolt Action
+    type(scenario).objects.filter(pk=scenario.pk).update(collapse_check=True)
+    signed_in(client, demo.designer)
+    html = body(client.get(reverse("scenario", args=[scenario.pk])))
+    assert 'name="damage_variant"' not in html and 'name="collapse_check"' not in html
+    assert 'name="fires"' in html and 'name="weather"' in html
+    data = {"name": scenario.name, "description": "", "table_width": "72", "table_depth": "48", "ruleset": "ba",
+            "fires": "on", "weather": "rain", "version": str(scenario.version)}
+    assert client.post(reverse("scenario_settings", args=[scenario.pk]), data).status_code == 302
+    scenario.refresh_from_db()
+    assert scenario.weather == "rain" and scenario.collapse_check  # left as it was
+    type(scenario).objects.filter(pk=scenario.pk).update(ruleset="lg")
+    html = body(client.get(reverse("scenario", args=[scenario.pk])))
+    assert 'name="damage_variant"' in html and 'name="collapse_check"' in html

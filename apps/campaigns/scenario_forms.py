@@ -322,7 +322,8 @@ OpeningFormSet = formset_factory(OpeningForm, formset=BaseOpeningFormSet, extra=
 
 
 class ZoneForm(forms.Form):
-    side = forms.ChoiceField(choices=[("", "—")] + ArmySide.choices, required=False)
+    # The column is headed "Side" and is narrow on a desktop's six-column row: "Side A" showed as "Side".
+    side = forms.ChoiceField(choices=[("", "—")] + [(value, value) for value in ArmySide.values], required=False)
     x = inches("x", required=False)
     y = inches("y", required=False)
     width = inches("Width", required=False)

@@ -330,6 +330,8 @@ def test_deployment_zones(client, demo, hill):
             "zones-0-depth": "6", "zones-1-side": "B", "zones-1-x": "0", "zones-1-y": "30", "zones-1-width": "24",
             "zones-1-depth": "6"}
     assert client.post(reverse("scenario_zones", args=[hill.pk]), good).status_code == 302
+    # The narrow "Side" column shows the side itself, not a "Side A" cut to "Side".
+    assert '<option value="B" selected>B</option>' in body(client.get(reverse("scenario", args=[hill.pk])))
     hill.refresh_from_db()
     assert hill.deployment_zones[1] == {"side": "B", "x": 0, "y": 30, "width": 24, "depth": 6}
     bad = {**good, "zones-1-depth": "10"}

@@ -159,7 +159,7 @@ class UnitKind(models.TextChoices):
 
 
 class TankClass(models.TextChoices):
-    NONE = "", "Not a tank"
+    NONE = "", "Not heavy (a light or medium tank, or no tank)"
     HEAVY = "heavy", "Heavy tank"
     SUPER_HEAVY = "super_heavy", "Super-heavy tank"
 

@@ -702,6 +702,8 @@ def test_bolt_action_units_have_a_tank_class(client, demo):
     url = reverse("scenario_unit_new", args=[scenario.pk, army.pk])
     page_ = body(client.get(url))
     assert 'name="tank_class"' in page_ and 'name="experience"' in page_ and 'name="fireteam"' not in page_
+    # Only heavy tanks ram buildings (BA-45): a Panzer IV is "not heavy", not "not a tank".
+    assert '<option value="" selected>Not heavy (a light or medium tank, or no tank)</option>' in page_
     data = {"name": "Panzer", "kind": "infantry", "tank_class": "heavy", "experience": "regular", "models_start": "1",
             "place": "", "weapons-TOTAL_FORMS": "0", "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0",
             "weapons-MAX_NUM_FORMS": "30"}

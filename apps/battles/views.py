@@ -166,7 +166,9 @@ def map_of(battle, structures, units):
                     for side in ("A", "B") if inside[side]],
             title=", ".join(describe(s)),
         )
-    on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name)
+    # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
+    on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
+                                        initials="".join(word[0] for word in u.name.split()[:2]).upper())
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures)
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,

@@ -1250,3 +1250,10 @@ def test_players_of_a_battle_being_set_up_are_told_who_starts_it(client, w):
     turns = text_of(signed(client, w.alice).get(url(w, "battle")), "turns")
     assert 'an organiser of the club starts it here with "Start battle"' in turns and "Start battle" not in \
         [b.text() for b in page(client.get(url(w, "battle"))).find("turns").find_all("button")]
+
+
+def test_units_in_the_open_carry_their_initials_on_the_map(client, w):
+    """A phone shows no hover title: the dot says whose it is."""
+    html = body(signed(client, w.alice).get(url(w, "battle")))
+    assert re.search(r'<circle class="map-unit side-A" cx="30" cy="5" r="1"><title>Field gun \(side A\)</title></circle>'
+                     r'<text class="map-unit-initials" x="30" y="5" aria-hidden="true">FG</text>', html)

@@ -747,7 +747,12 @@ def battle_resolve(request, pk):
     context = updates_context(battle, viewer, after=_after(data, entry.seq - 1), upto=upto,
                               map_known=_int(data.get("m")), card=data.get("card") or target, board=board, form=form,
                               token=watch.issue(battle.pk, request.user.pk))
-    return updates_response(request, context)
+    response = updates_response(request, context)
+    # The address names this result while it has follow-ups (a damage roll owed): a reload, or a phone
+    # that slept, opens the page with them still offered (battle_detail's `result`).
+    response["HX-Replace-Url"] = page_url(battle, target=target,
+                                          result=entry.seq if form is not None and form.follow_ups else None)
+    return response
 
 
 def damage_follow_ups(battle, entry, state):

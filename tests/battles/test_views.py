@@ -1257,3 +1257,16 @@ def test_units_in_the_open_carry_their_initials_on_the_map(client, w):
     html = body(signed(client, w.alice).get(url(w, "battle")))
     assert re.search(r'<circle class="map-unit side-A" cx="30" cy="5" r="1"><title>Field gun \(side A\)</title></circle>'
                      r'<text class="map-unit-initials" x="30" y="5" aria-hidden="true">FG</text>', html)
+
+
+def test_the_address_keeps_a_result_while_a_damage_roll_is_owed(client, w):
+    signed(client, w.alice)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="2"), **HTMX)
+    entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
+    assert response["HX-Replace-Url"] == url(w, "battle") + f"?target={sid(w.house)}&result={entry.seq}"
+    reopened = page(client.get(response["HX-Replace-Url"])).find("attack-form")
+    assert [a.text() for a in reopened.find_all("a", cls="button-link")][0].startswith("Roll damage: 3 hits")
+    # A move owes nothing: the address drops the result.
+    moved = client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.rifles), "x": "11", "y": "5",
+                                                   "client_token": str(uuid.uuid4())}, **HTMX)
+    assert moved["HX-Replace-Url"] == url(w, "battle")

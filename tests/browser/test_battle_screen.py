@@ -273,6 +273,9 @@ def test_hits_on_a_squad_lead_to_its_damage_roll_in_one_tap(live_server, demo, w
     alice.click("button.resolve")
     follow_up = alice.locator("#attack-form .follow-up a")
     expect(follow_up).to_have_text(re.compile(r"^Roll damage: 3 hits on Grenadier Squad 2"))
+    # The roll is still offered after a reload (the phone slept, the page was opened again).
+    alice.reload()
+    expect(follow_up).to_have_text(re.compile(r"^Roll damage: 3 hits on Grenadier Squad 2"))
     with swapped(alice, "#attack-form"):
         follow_up.tap()
     expect(alice.locator("#id_action")).to_have_value("ba_damage")

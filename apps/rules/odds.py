@@ -115,7 +115,12 @@ def marginals(state, distribution):
                     labels[key] = _label(state, e, "expected")
     _fold_counts(state, probs, labels)
     # Most likely first; equal chances in the order of the numbers they name (PH ≤2, 3–4, 5–6 …).
-    ordered = sorted(probs.items(), key=lambda kv: (-kv[1], _first_number(labels[kv[0]]), labels[kv[0]]))
+    # Bars that are all counts of one thing (crew hits) read as a scale instead: none, 1, 2 … n or more.
+    if probs and all(k[0] in _BY_COUNT for k in probs):
+        ordered = sorted(probs.items(), key=lambda kv: (kv[0][:2], _first_number(labels[kv[0]]),
+                                                         str(kv[0][2]).endswith("+")))
+    else:
+        ordered = sorted(probs.items(), key=lambda kv: (-kv[1], _first_number(labels[kv[0]]), labels[kv[0]]))
     out = [Marginal(":".join(map(str, k)), labels[k], Fraction(v), "probability") for k, v in ordered]
     out += [Marginal(":".join(k), labels[k], Fraction(v), "expected") for k, v in expected.items()]
     return tuple(out)

@@ -244,6 +244,11 @@ def test_small_arms_odds_are_bars_per_number_of_hits():
     bars = {m.label: m.value for m in odds("dh_small_arms", state, {"weapon": "dh_rifle", "structure": "fort",
                                                                     "shots": 3}).marginals if m.kind == "probability"}
     name = state.structures["fort"].label
+    # A scale, not the likeliest first: none, 1, 2 … however the chances fall (40 shots: 2 hits likeliest).
+    many = [m.label for m in odds("dh_small_arms", state, {"weapon": "dh_rifle", "structure": "fort",
+                                                          "shots": 40}).marginals if m.kind == "probability"]
+    assert many[:3] == [f"No hits on {name}'s crew", f"1 hit on {name}'s crew", f"2 hits on {name}'s crew"]
+    assert many[-1].endswith(f"or more hits on {name}'s crew")
     assert bars == {f"No hits on {name}'s crew": Fraction(19, 20) ** 3,
                     f"1 hit on {name}'s crew": 3 * Fraction(1, 20) * Fraction(19, 20) ** 2,
                     f"2 or more hits on {name}'s crew": 1 - Fraction(19, 20) ** 3 - 3 * Fraction(1, 20) * Fraction(19, 20) ** 2}

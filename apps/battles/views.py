@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import wraps
 from fractions import Fraction
 from types import MappingProxyType, SimpleNamespace
 from urllib.parse import urlencode
@@ -22,7 +23,7 @@ from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from apps import rules
 from apps.battles import forms as battle_forms
@@ -594,6 +595,17 @@ def page_url(battle, **params):
 
 # Views -----------------------------------------------------------------------------------------
 
+def post_or_back(view):
+    """POST only, like require_POST; but a GET, the address of a page a form without JavaScript
+    answered, opened again from history, goes to the battle page instead of a bare 405."""
+    @wraps(view)
+    def only_post(request, pk):
+        if request.method != "POST":
+            return see_other(reverse("battle", args=[pk]))
+        return view(request, pk)
+    return only_post
+
+
 @login_required
 @require_GET
 def battle_detail(request, pk):
@@ -701,7 +713,7 @@ def battle_log(request, pk):
 
 
 @login_required
-@require_POST
+@post_or_back
 def battle_resolve(request, pk):
     """Resolve the attack form's action on the server."""
     battle = scoped_battle(request, pk)
@@ -807,7 +819,7 @@ def _form_again(request, battle, data, error=None):
 
 
 @login_required
-@require_POST
+@post_or_back
 def battle_undo(request, pk):
     """Undo the newest action (an organiser, or the player who made it)."""
     battle = scoped_battle(request, pk)
@@ -822,7 +834,7 @@ def battle_undo(request, pk):
 
 
 @login_required
-@require_POST
+@post_or_back
 def battle_turn(request, pk):
     """The turn buttons: start the battle, upkeep, end the turn, and LaserGrenadiers' initiative."""
     battle = scoped_battle(request, pk)

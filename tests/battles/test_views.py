@@ -1059,9 +1059,17 @@ def test_a_card_of_another_battles_structure_is_not_found(client, w):
 
 
 def test_writes_need_post(client, w):
+    """A GET writes nothing: it is the address of a page a form without JavaScript answered, opened
+    again from history, and goes back to the battle page rather than to a bare 405."""
     signed(client, w.alice)
+    before = state(w)
     for name in ("battle_resolve", "battle_undo", "battle_turn"):
-        assert client.get(url(w, name)).status_code == 405
+        response = client.get(url(w, name), he_attack(w, dice_0="1", dice_1="1"))
+        assert response.status_code == 303 and response["Location"] == url(w, "battle")
+    assert state(w) == before and not LogEntry.objects.filter(battle=w.battle).exists()
+    # Not signed in: the sign-in page first, as for every battle page.
+    client.logout()
+    assert "/accounts/login/" in client.get(url(w, "battle_resolve"))["Location"]
 
 
 def test_htmx_posts_carry_the_csrf_token_in_a_header(w):

@@ -773,7 +773,7 @@ def damage_follow_ups(battle, entry, state):
     Heroes: hits on a fortification's crew are rolled to wound with the rulebook, then entered."""
     if battle.ruleset == "dh":
         return [SimpleNamespace(label=f"Enter the casualties: {e['n']} hit{pluralize(e['n'])} on {s.label}'s crew",
-                                query=urlencode({"action": "dh_crew_casualties", "structure": s.id}))
+                                query=urlencode({"action": "dh_crew_casualties", "structure": s.id, "hits": e["n"]}))
                 for e in (entry.outcome or {}).get("effects", [])
                 if e["type"] == "crew_hits" and e.get("n") and (s := state.structures.get(e["target"])) is not None]
     if battle.ruleset != "ba":

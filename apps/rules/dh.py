@@ -397,6 +397,8 @@ def resolve_dh_small_arms(state, inp, dice):
     "dh_crew_casualties", "dh", "Casualties among a fortification's crew",
     Field("structure", "structure", "Fortification"),
     Field("casualties", "int", "Casualties", min=0, help="From your wound rolls"),
+    Field("hits", "int", "Hits rolled for", required=False, min=1,
+          help="The small-arms hits the wound rolls were for (filled in when you come from the attack)"),
     _GUTS,
     source=f"{SOURCE} 'Firing Small Arms at Fortifications' 2nd paragraph (DH-5, DH-6)",
 )
@@ -405,6 +407,9 @@ def resolve_dh_crew_casualties(state, inp, dice):
     sheet, crew = _sheet(s)
     if n > crew.men:
         raise InputError("casualties", n, f"{s.label}'s crew has only {crew.men} men")
+    if inp["hits"] is not None and n > inp["hits"]:
+        raise InputError("casualties", n, f"{inp['hits']} hit{'s' * (inp['hits'] != 1)} can kill at most "
+                                          f"{inp['hits']} (one wound roll each)")
     if not n:
         return [], f"No casualties in {s.label}: no Guts check"
     more, text = guts(s, crew, crew.men - n, inp["guts_passed"], flame=False)

@@ -693,6 +693,13 @@ def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     chosen = {s.attrs["name"]: [o.attrs.get("value") for o in s.find_all("option") if "selected" in o.attrs]
               for s in page(filled).find("attack-form").find_all("select")}
     assert chosen["action"] == ["dh_crew_casualties"] and chosen["structure"] == [f"s{bunker.pk}"]
+    assert page(filled).find("id_hits").attrs["value"] == "2"
+    # The two hits can kill at most two: a third casualty is refused beside its field.
+    query = dict(parse_qs(link.attrs["hx-get"].split("?", 1)[1]))
+    refused = client.post(url(dh, "battle_resolve"), {**{k: v[0] for k, v in query.items()}, "casualties": "3",
+                                                      "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "2 hits can kill at most 2 (one wound roll each)" in text_of(refused, "field-casualties")
+    assert Structure.objects.get(pk=bunker.pk).crew_men == 10
 
 
 def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):

@@ -262,6 +262,9 @@ def test_guts_only_when_small_arms_cause_casualties():
     with pytest.raises(InputError) as err:
         resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 11}, ScriptedDice([]))
     assert (err.value.field, err.value.value) == ("casualties", 11)
+    # Come from the attack, the casualties cannot outnumber its hits: one wound roll per hit.
+    with pytest.raises(InputError, match="1 hit can kill at most 1"):
+        resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 2, "hits": 1}, ScriptedDice([]))
 
 
 def test_acquisition_and_a_miss():

@@ -258,16 +258,21 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
         return entries
 
 
-def undo_last(*, battle_id, user):
+def undo_last(*, battle_id, user, seq=None):
     """Undo the newest action that is not undone yet: restore the rows it changed to exactly what they
     were, mark it undone and log the undo. Only an organiser or the player who acted may undo. An
     "End turn" and the upkeep it ran are one action: both are undone, newest first, each logging its
-    own undo. Returns the last undo entry, with all of them in `undos`."""
+    own undo. Returns the last undo entry, with all of them in `undos`.
+
+    `seq`, the entry the player was shown and confirmed: only that one is undone. Two phones tapping
+    "Undo #12" at once, or one tap sent again after a lost answer, must not undo #12 and then #11."""
     with transaction.atomic():
         battle = snap.lock_battle(battle_id)
         _check_open(battle)
         last = (battle.log_entries.filter(undone=False).exclude(action="undo")
                 .select_related("actor").order_by("-seq").first())
+        if seq is not None and (last is None or last.seq != seq):
+            raise ActionRefused("undo", seq, _not_the_newest(battle, seq, last))
         if last is None:
             raise ActionRefused("undo", None, "There is nothing to undo")
         if not {"structures", "units"} & set(last.undo or {}):
@@ -290,6 +295,16 @@ def undo_last(*, battle_id, user):
         entry = undos[-1]
         entry.undos = undos  # an End turn's takes two: the answer names both
         return entry
+
+
+def _not_the_newest(battle, seq, last):
+    asked = battle.log_entries.filter(seq=seq).first()
+    if asked is not None and asked.undone:
+        return f"#{seq} has already been undone: nothing more was undone"
+    if last is not None and last.seq > seq:
+        return (f"#{last.seq} was logged after #{seq}: nothing was undone. Undo #{last.seq} first "
+                f"if that is what you mean")
+    return f"#{seq} is not the newest action that can be undone: nothing was undone"
 
 
 def _undo(battle, last, user):

@@ -826,7 +826,7 @@ def battle_undo(request, pk):
     if unconfirmed(request):
         return see_other(page_url(battle, confirm="undo") + "#turns")
     try:
-        entry = services.undo_last(battle_id=battle.pk, user=request.user)
+        entry = services.undo_last(battle_id=battle.pk, user=request.user, seq=_int(request.POST.get("seq")))
         done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
     except rules.RulesError as error:
         done, problem = "", error.message

@@ -108,3 +108,21 @@ def test_a_double_tap_arriving_at_once_resolves_once(fort):
     assert LogEntry.objects.filter(battle=fort.battle).count() == 1
     fort.bunker.refresh_from_db()
     assert fort.bunker.crew_penetrating_hits == 1
+
+
+def test_two_phones_undoing_the_same_entry_at_once_undo_it_once(fort):
+    """Both phones show "Undo #2" and both tap it: #2 is undone once and #1 stays; the second tap is
+    refused with a message instead of undoing the entry below."""
+    first = attack(fort, fort.guns[0], fort.alice)()
+    second = attack(fort, fort.guns[1], fort.alice)()
+    results = run_together(lambda: services.undo_last(battle_id=fort.battle.pk, user=fort.alice, seq=second.seq),
+                           lambda: services.undo_last(battle_id=fort.battle.pk, user=fort.organiser, seq=second.seq),
+                           tolerate=(RulesError,))
+    refused = [r for r in results if isinstance(r, RulesError)]
+    assert len(refused) == 1 and "already been undone" in str(refused[0])
+    assert list(LogEntry.objects.filter(battle=fort.battle, undone=True).values_list("seq", flat=True)) == [second.seq]
+    assert LogEntry.objects.filter(battle=fort.battle, action="undo").count() == 1
+    assert not LogEntry.objects.get(pk=first.pk).undone
+    fort.bunker.refresh_from_db()
+    assert fort.bunker.crew_penetrating_hits == 1
+    assert first_broken_entry(Battle.objects.get(pk=fort.battle.pk)) is None

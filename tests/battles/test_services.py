@@ -148,6 +148,32 @@ def test_undo_restores_every_row_exactly_and_keeps_the_entry(ba):
         services.undo_last(battle_id=ba.battle.pk, user=ba.alice)
 
 
+def test_undo_of_a_named_entry_never_undoes_the_one_below(ba):
+    """Undo names the entry the player confirmed: the same tap sent again (an answer lost on the club's
+    wifi) or a second phone's tap on the same "Undo #2" is refused and changes nothing."""
+    first = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
+    moved = services.perform(battle_id=ba.battle.pk, user=ba.bob, action="move",
+                             inputs={"unit": f"u{ba.squad.pk}", "x": "3", "y": "4"})
+    services.undo_last(battle_id=ba.battle.pk, user=ba.bob, seq=moved.seq)
+    after_one = (state_of(ba.battle), Battle.objects.get(pk=ba.battle.pk).version, LogEntry.objects.count())
+    with pytest.raises(ActionRefused, match=f"#{moved.seq} has already been undone: nothing more was undone"):
+        services.undo_last(battle_id=ba.battle.pk, user=ba.organiser, seq=moved.seq)
+    assert (state_of(ba.battle), Battle.objects.get(pk=ba.battle.pk).version, LogEntry.objects.count()) == after_one
+    assert not LogEntry.objects.get(pk=first.pk).undone
+
+
+def test_undo_refuses_an_entry_older_than_the_newest(ba):
+    first = services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
+                             attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
+    newer = services.perform(battle_id=ba.battle.pk, user=ba.bob, action="move",
+                             inputs={"unit": f"u{ba.squad.pk}", "x": "3", "y": "4"})
+    with pytest.raises(ActionRefused, match=f"#{newer.seq} was logged after #{first.seq}: nothing was undone"):
+        services.undo_last(battle_id=ba.battle.pk, user=ba.organiser, seq=first.seq)
+    assert not LogEntry.objects.filter(undone=True).exists()
+    assert not LogEntry.objects.filter(action="undo").exists()
+
+
 def test_undo_writes_only_its_own_battles_turn_fields_and_pieces(ba):
     """An entry's undo data is written by this host for this battle; were it ever otherwise (a bad
     restore, a hand-edited row), an undo still writes nothing but this battle's turn fields and rows."""

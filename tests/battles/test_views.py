@@ -672,6 +672,27 @@ def test_undo_asks_first(client, w):
     assert undo_form.attrs["hx-confirm"].startswith(f"Undo #{seq}? ")
 
 
+def test_undo_sent_twice_undoes_once_and_says_so(client, w):
+    """The undo form names the entry it shows; the same form sent again (a retry after a lost answer, a
+    second phone) is refused beside the turn buttons and the entry below stays."""
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="1"), **HTMX)
+    client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.gun), "x": "2", "y": "2",
+                                           "client_token": str(uuid.uuid4())}, **HTMX)
+    moved = LogEntry.objects.get(battle=w.battle, action="move")
+    undo_form = next(f for f in page(client.get(url(w, "battle"))).find("turns").find_all("form")
+                     if "undo-form" in f.attrs.get("class", ""))
+    fields = {i.attrs["name"]: i.attrs.get("value", "") for i in undo_form.find_all("input")}
+    assert fields["seq"] == str(moved.seq)
+    client.post(url(w, "battle_undo"), fields, **HTMX)
+    version = Battle.objects.get(pk=w.battle.pk).version
+    again = client.post(url(w, "battle_undo"), fields, **HTMX)
+    assert again.status_code == 200
+    assert f"#{moved.seq} has already been undone: nothing more was undone" in text_of(again, "turns")
+    assert Battle.objects.get(pk=w.battle.pk).version == version
+    assert list(LogEntry.objects.filter(battle=w.battle, undone=True).values_list("seq", flat=True)) == [moved.seq]
+
+
 def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     """Disposable Heroes: two small-arms hits on the loghouse's crew; the answer offers the casualties
     form for that fortification (the wound rolls are the players' rulebook's)."""

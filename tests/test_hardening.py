@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from config.views import STALE_PAGE
 from tests.test_permission_matrix import HTMX, ROWS, USERS, client_for, demo_world, fingerprint, url_of
 from tests.test_settings import PRODUCTION as DEPLOY
 from tests.test_settings import fresh_env
@@ -143,12 +144,14 @@ class TestWithTheDemo:
                 url = url_of(d, row, d.mine, role)
                 data = row.data(d, role) if row.data else {}
                 refused = client.post(url, data, **extra)
-                if refused.status_code != 403 or b"CSRF" not in refused.content:
+                # htmx gets one plain sentence (config.views.csrf_failure), a page Django's CSRF page.
+                said = STALE_PAGE.encode() if row.htmx else b"CSRF"
+                if refused.status_code != 403 or said not in refused.content:
                     wrong.append(f"{row.name} as {role} without the token: {refused.status_code}")
                 if fingerprint() != d.before:
                     wrong.append(f"{row.name} as {role} without the token changed the database")
                 accepted = client.post(url, data, HTTP_X_CSRFTOKEN=token, **extra)
-                if accepted.status_code == 403 and b"CSRF" in accepted.content:
+                if accepted.status_code == 403 and said in accepted.content:
                     wrong.append(f"{row.name} as {role} with the page's token: refused by CSRF")
                 changed = fingerprint() != d.before
                 if row.changes and expected == "ok" and not changed:
@@ -277,3 +280,48 @@ def test_no_page_breaks_its_content_security_policy_in_a_real_browser(browser, o
     others = [p for p in problems if "status of 403" not in p]
     assert not others, "\n".join(others)
     assert Club.objects.filter(pk=club.pk).exists()
+
+
+# ---------------------------------------------------------------------------------- htmx answers
+
+
+def test_an_htmx_request_from_a_signed_out_page_sends_the_browser_to_sign_in(client, db):
+    """Signed out in another tab, the battle page's next tap must not get the sign-in page swapped
+    into its card: the browser goes to sign in, and comes back to the page it was on."""
+    from tests.factories import make_world
+
+    w = make_world(ruleset="ba")
+    page = reverse("battle", args=[w.battle.pk])
+    form = reverse("battle_form", args=[w.battle.pk])
+    answer = client.get(f"{form}?action=ba_he", HTTP_HX_REQUEST="true",
+                        HTTP_HX_CURRENT_URL=f"http://testserver{page}?target=s1")
+    assert answer.status_code == 204
+    assert answer["HX-Redirect"] == f"{reverse('login')}?next=%2Fbattles%2F{w.battle.pk}%2F%3Ftarget%3Ds1"
+    # Only a path of this site comes back as `next`, whatever the header says.
+    elsewhere = client.get(form, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="https://evil.example/x")
+    assert elsewhere["HX-Redirect"] == f"{reverse('login')}?next=%2Fx"
+    sneaky = client.get(form, HTTP_HX_REQUEST="true", HTTP_HX_CURRENT_URL="http://testserver//evil.example/")
+    assert sneaky["HX-Redirect"] == f"{reverse('login')}?next=%2F"
+    # Without htmx, the usual redirect.
+    plain = client.get(form)
+    assert plain.status_code == 302 and plain.url.startswith(reverse("login"))
+    # Signed in, the form is the form.
+    client.force_login(w.alice)
+    assert client.get(form, HTTP_HX_REQUEST="true").status_code == 200
+
+
+def test_an_htmx_post_with_an_outdated_csrf_token_is_told_in_one_sentence(db):
+    """Signing in again elsewhere changes the CSRF token: the page left open says why its tap failed."""
+    from tests.factories import make_world
+
+    w = make_world(ruleset="ba")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(w.alice)
+    client.get(reverse("battle", args=[w.battle.pk]))
+    resolve = reverse("battle_resolve", args=[w.battle.pk])
+    answer = client.post(resolve, {"action": "move"}, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN="x" * 64)
+    assert answer.status_code == 403 and answer["Content-Type"].startswith("text/plain")
+    assert answer.content.decode() == STALE_PAGE
+    page = client.post(resolve, {"action": "move"})
+    assert page.status_code == 403 and b"CSRF verification failed" in page.content
+    assert not w.battle.log_entries.exists()

@@ -503,8 +503,12 @@ def url_of(d, row, o, role):
 # ---------------------------------------------------------------------------------- running a cell
 
 def is_login_redirect(response):
-    return (response.status_code in (301, 302, 303)
-            and response["Location"].startswith(f"{reverse('login')}?next="))
+    """Sent to sign in: a redirect, or for htmx (config.middleware.HtmxSignInMiddleware) the header
+    that makes the browser go there."""
+    sign_in = f"{reverse('login')}?next="
+    if response.status_code == 204:
+        return response.get("HX-Redirect", "").startswith(sign_in)
+    return response.status_code in (301, 302, 303) and response["Location"].startswith(sign_in)
 
 
 def run(d, row, role, o=None):

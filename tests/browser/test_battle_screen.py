@@ -518,3 +518,49 @@ def test_a_squad_moves_into_a_building_from_the_map(live_server, demo, watch):
     expect(alice.locator("#card")).to_contain_text("1st Rifle Squad")
     expect(bob.locator(f"#unit-{rifles[1:]}")).to_contain_text("in Timber workshop, floor 1", timeout=POLL_WAIT_MS)
     assert Unit.objects.get(pk=rifles[1:]).floor.structure_id == workshop.pk
+
+
+def test_a_lost_answer_says_so_and_the_same_tap_again_resolves_once(live_server, demo, watch):
+    """The club's wifi drops an answer: the attack reached the server and was resolved, but the phone
+    heard nothing. The foot of the screen says so; the same form sent again answers with that one
+    resolution, not a second. A poll that gets no answer says the page may be out of date, until one does."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
+    notice = alice.locator("#connection")
+    expect(notice).to_be_hidden()
+    choose(alice, "#id_attacker", units[("A", "Field gun team")])
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
+    check(alice, '#id_hit input[value="yes"]')
+    seq = newest_seq(demo) + 1
+
+    def lose_the_answer(route):
+        route.fetch()  # the server resolves it ...
+        route.abort("internetdisconnected")  # ... and the phone never hears back
+
+    reported = watch.problems.items
+    quiet_until = len(reported)
+    alice.route("**/resolve/", lose_the_answer)
+    alice.click("button.resolve")
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("Your last tap got no answer")
+    assert newest_seq(demo) == seq, "the lost answer's attack was resolved"
+    expect(alice.locator("button.resolve")).to_be_enabled()
+    alice.unroute("**/resolve/")
+    with swapped(alice, "#attack-form"):
+        alice.click("button.resolve")
+    expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
+    expect(notice).to_be_hidden()
+    assert newest_seq(demo) == seq and LogEntry.objects.filter(battle=demo, client_token__isnull=False, seq__gte=seq).count() == 1
+
+    alice.route("**/poll/**", lambda route: route.abort("internetdisconnected"))
+    expect(notice).to_contain_text("this page may be out of date", timeout=POLL_WAIT_MS)
+    alice.unroute("**/poll/**")
+    expect(notice).to_be_hidden(timeout=POLL_WAIT_MS)
+    # The browser and htmx report each request the test cut off; those reports, and only those, are
+    # what this test made happen.
+    cut = re.compile(r"ERR_INTERNET_DISCONNECTED|htmx:(sendError|afterRequest), \[object HTML(Form|Div)Element\]")
+    made = [p for p in reported[quiet_until:] if cut.search(p)]
+    assert made, "cutting the connection off went unreported: the filter below would hide nothing"
+    reported[quiet_until:] = [p for p in reported[quiet_until:] if p not in made]

@@ -27,10 +27,18 @@ def to_hit_modifier(structure, flamethrower=False, he=False):
     return tables.COVER_TO_HIT["bunker" if structure.is_bunker else "building"]
 
 
-def damage_needed(unit, source="small_arms", pen=0, close_quarters=False):
+def is_building(structure):
+    """What seed 001's building rules cover: buildings, and bunkers (which "follow the rules given for
+    buildings", BA-51). A foxhole, trench or weapon emplacement is ordinary cover under the core rules."""
+    return structure.kind == "building" or structure.is_bunker
+
+
+def damage_needed(unit, source="small_arms", pen=0, close_quarters=False, structure=None):
     """BA-19: the D6 a hit needs to cause a casualty, clamped to 2–6 (a 1 never damages, a 6 always does:
-    Bolt Action core convention)."""
-    extra = unit.structure is not None and source not in ("he", "flamethrower") and not close_quarters
+    Bolt Action core convention). Extra protection is for units inside a building or bunker (A-BA-8); pass
+    the unit's `structure` so a foxhole or trench gives none."""
+    inside = unit.structure is not None if structure is None else is_building(structure)
+    extra = inside and source not in ("he", "flamethrower") and not close_quarters
     need = tables.DAMAGE_BASE[unit.experience] + (tables.EXTRA_PROTECTION if extra else 0) - pen
     return max(2, min(6, need))
 
@@ -324,7 +332,7 @@ def resolve_ba_damage(state, inp, dice):
     s = state.structures.get(u.structure)
     if s is not None and s.is_bunker and source == "he":
         refuse("source", source, f"HE never damages units inside a bunker such as {s.label}")
-    need = damage_needed(u, source, inp["pen"], inp["close_quarters"])
+    need = damage_needed(u, source, inp["pen"], inp["close_quarters"], structure=s)
     rolled = dice.pool(hits, 6, f"Damage on {u.label} ({need}+)", at_least=need)
     n = min(rolled, u.models)
     effects = [Effect("casualties", u.id, n)] if n else []

@@ -271,6 +271,18 @@ def test_damage_rolls_inside():
     assert [(e.type, e.n) for e in out.effects] == [("casualties", 3), ("unit_destroyed", 0)]
 
 
+@pytest.mark.parametrize("kind, need", [("building", 5), ("bunker", 5), ("pillbox", 5), ("foxhole", 4),
+                                        ("trench", 4), ("weapon_emplacement", 4)])
+def test_extra_protection_only_inside_buildings_and_bunkers(kind, need):
+    """BA-19: "inside a building" (+1, regulars 5+); bunkers follow the building rules (BA-51, A-BA-8). A
+    foxhole or trench is not a building: a regular there is damaged on the core 4+."""
+    hole = building("hole", 1).replace(kind=kind)
+    state = battle("ba", [hole], [unit("sq", structure="hole", floor=0, models=5)])
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 2}, ScriptedDice([4, 5]))
+    assert out.dice[0].purpose == f"Damage on sq ({need}+)"
+    assert [(e.type, e.n) for e in out.effects] == [("casualties", 2 if need == 4 else 1)]
+
+
 def test_cover_modifiers():
     house_ = building("house")
     assert to_hit_modifier(house_) == -2 and to_hit_modifier(bunker()) == -4

@@ -138,7 +138,12 @@ def resolve_lg_attack_structure(state, inp, dice):
     surface = inp["surface"]
     ac = inp["armour_class"] if inp["armour_class"] is not None else s.armour_class(surface)
     af = attack_factor(w, ac, pulse)
-    effects, words = [], [f"{w.name} (AF {af}) hit {s.label}'s {surface}" +
+    early = ""
+    if w.weapon_type == "vaporshock" and s.fire is not None:
+        # LG-62: the fire already burning where it lands sets the warhead off early: AF 4, half the area.
+        af, _ = vaporshock_premature(w)
+        early = " (vaporshock set off early by the fire: AF 4, half its effect area)"
+    effects, words = [], [f"{w.name} (AF {af}) hit {s.label}'s {surface}{early}" +
                           (f" {hits}×" if hits > 1 else "") + (f", {pens} penetrating" if pens else ", no penetration")]
 
     if opts.damage_variant and s.damage_max:

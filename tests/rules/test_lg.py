@@ -323,5 +323,19 @@ def test_blast_incapacitates_survivors_on_foot():
     assert laser.effects == ()
 
 
+@pytest.mark.parametrize("variant, burning, points", [(2, False, 7), (2, True, 4), (3, False, 14), (3, True, 8)])
+def test_vaporshock_landing_on_a_burning_building_attacks_with_af_4(variant, burning, points):
+    """LG-62 / catalogue example: a vaporshock warhead that lands on a burning building ignites early, AF 4
+    (normally 7), so a penetration scores 4 points under variant 2 and 8 under variant 3 (effect area)."""
+    warhead = WEAPONS["he_shell"].replace(key="vaporshock", name="Vaporshock shell", weapon_type="vaporshock",
+                                         effect_area=4.0)
+    house = building("house", 1, damage_max=30, fire=Fire(2.0, 1) if burning else None)
+    state = battle("lg", [house], [], [warhead], damage_variant=variant, fires=False)
+    out = resolve("lg_attack_structure", state, {"weapon": "vaporshock", "structure": "house", "hit": "yes",
+                                                 "penetrated": "yes"}, ScriptedDice([]))
+    assert [(e.type, e.n) for e in out.effects] == [("damage", points)]
+    assert ("AF 4" in out.summary) is burning
+
+
 def test_vaporshock_goes_off_early_in_fire():
     assert vaporshock_premature(WEAPONS["he_shell"].replace(weapon_type="vaporshock", effect_area=4)) == (4, 2)

@@ -82,8 +82,19 @@ def _collapse(state, s):
                                           if u.kind in ("infantry", "artillery")]
 
 
+def _building(s):
+    """Seed 001's attacks on buildings cover buildings and bunkers only; a foxhole, trench or weapon
+    emplacement is cover under the core rules (seed 003 says as much of its own: "should not be
+    considered Fortifications"). Its occupants are shot at, and their damage rolled, as in the open."""
+    if not is_building(s):
+        refuse("structure", s.id, f"{s.label} is a {s.kind.replace('_', ' ')}, not a building or bunker: these "
+                                  "rules do not cover it. Fire at the units in it by the core rules and roll their "
+                                  "damage with 'Damage rolls for hits on a unit'")
+
+
 def _aim(state, s, target, level):
     """The floor aimed at: the target unit's, or the one named for an empty building (A-BA-3)."""
+    _building(s)
     if target is not None:
         if target.structure != s.id:
             raise InputError("target", target.id, f"{target.label} is not inside {s.label}")
@@ -266,6 +277,7 @@ def resolve_ba_flamethrower(state, inp, dice):
 )
 def resolve_ba_barrage(state, inp, dice):
     s, hits = inp["structure"], inp["hits"]
+    _building(s)
     for uid in hits:
         if uid != "building" and state.units[uid].structure != s.id:
             raise InputError("hits", uid, f"{state.units[uid].label} is not inside {s.label}")
@@ -318,7 +330,7 @@ def resolve_ba_tank_ram(state, inp, dice):
 
 
 @action(
-    "ba_damage", "ba", "Damage rolls for hits on a unit inside",
+    "ba_damage", "ba", "Damage rolls for hits on a unit",
     Field("target", "unit", "Unit hit"),
     Field("hits", "int", "Hits", min=1, max=60),
     Field("source", "choice", "Hits from", default="small_arms",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from apps.rules import ActionRefused, InputError, ScriptedDice, apply, odds, resolve
+from apps.rules import ActionRefused, InputError, RandomDice, ScriptedDice, apply, odds, resolve
 from apps.rules.ba import damage_needed, halve_up, max_shooters, plunging_fire_bonus, to_hit_modifier, entry_problem
 from apps.rules.state import Floor
 
@@ -304,3 +304,27 @@ def test_firing_out_and_moving_in():
     assert "one unit per floor" in entry_problem(state, state.units["b"], state.structures["house"])
     assert entry_problem(state, state.units["b"], state.structures["house"], 1) is None
     assert "only infantry" in entry_problem(state, state.units["gun"], state.structures["house"], 1)
+
+
+@pytest.mark.parametrize("kind", ["foxhole", "trench", "emplacement"])
+@pytest.mark.parametrize("action, inputs", [
+    ("ba_he", {"weapon": "he_2d6", "target": "sq", "hit": "yes"}),
+    ("ba_indirect", {"weapon": "he_2d6", "mode": "air_strike", "target": "sq", "hit": "yes"}),
+    ("ba_flamethrower", {"weapon": "ba_flamethrower", "target": "sq", "hit": "yes", "hits": 2}),
+    ("ba_barrage", {"hits": "sq=3"}),
+])
+def test_building_attacks_refuse_what_is_not_a_building(kind, action, inputs):
+    """Seed 001's attacks on buildings cover buildings and bunkers; a foxhole, trench or emplacement is
+    cover under the core rules (seed 003: "should not be considered Fortifications"), so no HE value of
+    hits, no collapse: refused, naming the structure, with where to go instead."""
+    hole = building("hole", 1).replace(kind=kind)
+    state = battle("ba", [hole], [unit("sq", structure="hole", floor=0, models=5)])
+    with pytest.raises(ActionRefused) as refused:
+        resolve(action, state, {"structure": "hole", **inputs}, RandomDice(1))
+    assert refused.value.field == "structure"
+    assert f"Hole is a {kind}, not a building or bunker" in refused.value.message
+    assert "Damage rolls for hits on a unit" in refused.value.message
+    # The same attack at a building resolves (the refusal is about the kind, not the inputs).
+    house_ = hole.replace(kind="building", floors=(Floor(0, "sq", {"front": 1}),))
+    resolve(action, battle("ba", [house_], [unit("sq", structure="hole", floor=0, models=5)]),
+            {"structure": "hole", **inputs}, RandomDice(1))

@@ -435,9 +435,10 @@ def form_data(source, target=None):
     return data
 
 
-def attack_form(request, battle, board, viewer, data, *, error=None, odds=True):
+def attack_form(request, battle, board, viewer, data, *, error=None, odds=True, judge=True):
     """The form bound to `data`, with the dice the players still have to enter, the rules' error next
-    to its field and the exact odds when the inputs are complete."""
+    to its field and the exact odds when the inputs are complete. Without `judge`, what the rules
+    would refuse is left unsaid: the form drawn under a result has nobody's choice in it to put right."""
     if not viewer.plays:
         return None
     form = battle_forms.ActionForm(data, battle=battle, state=board.snapshot.state, sides=viewer.sides,
@@ -452,7 +453,7 @@ def attack_form(request, battle, board, viewer, data, *, error=None, odds=True):
                 if not form.dice:
                     form.dice_hint = "This action needs no dice."
             except rules.RulesError as problem:
-                if error is None and not _missing(problem):
+                if error is None and judge and not _missing(problem):
                     form.add_rules_error(problem)
         else:
             form.dice_hint = "Fill in the inputs above: the dice to roll appear here, one field per die."
@@ -462,7 +463,7 @@ def attack_form(request, battle, board, viewer, data, *, error=None, odds=True):
         try:
             form.odds = odds_rows(services.preview(**ask))
         except rules.RulesError as problem:
-            if error is None and not _missing(problem) and not form.has_problems():
+            if error is None and judge and not _missing(problem) and not form.has_problems():
                 form.add_rules_error(problem)
     elif odds and form.spec is not None and form.spec.exact:
         form.odds_hint = "Fill in the inputs to see the exact odds."
@@ -476,9 +477,11 @@ def _missing(problem):
 
 
 def fresh_form(request, battle, board, viewer, data):
-    """After a resolved attack: same action and target, a new token, nothing else."""
+    """After a resolved attack: same action and target, a new token, nothing else. The action may
+    have left nothing to do to that target (a crew that left, a wall breached): that is not an error
+    to show beside the result that just succeeded; it shows if the player resolves it again."""
     keep = {k: data.get(k) for k in ("action", "structure", "dice_mode") if data.get(k)}
-    return attack_form(request, battle, board, viewer, _query(keep))
+    return attack_form(request, battle, board, viewer, _query(keep), judge=False)
 
 
 def _query(values):

@@ -723,6 +723,30 @@ def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_men == 10
 
 
+def test_the_form_under_a_result_does_not_call_the_done_action_an_error(client, db):
+    """Disposable Heroes: the crew leaves its loghouse. The form drawn under the result keeps the action
+    and the fortification, which now has nobody left to leave: the answer says what was done, with no
+    red message beside it as if it had failed. Resolving it again is refused there, and changes nothing."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    signed(client, dh.bob)
+    answer = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_leave", "structure": f"s{bunker.pk}", "client_token": str(uuid.uuid4())}, **HTMX)
+    form = page(answer).find("attack-form")
+    assert "Resolved #" in form.text() and "leave Loghouse" in form.text()
+    assert "no crew left" not in form.text() and not form.find_all("p", cls="field-error")
+    assert Structure.objects.get(pk=bunker.pk).crew_men == 0
+    assert sum(Unit.objects.filter(army__battle=dh.battle, army__side="B").values_list("models_left", flat=True)) == 10
+    before = state(dh)
+    again = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_leave", "structure": f"s{bunker.pk}", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Loghouse has no crew left to leave" in text_of(again, "field-structure")
+    assert state(dh) == before
+
+
 def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
     """HE that leaves the squad standing scores hits: the answer offers the damage roll for them, with
     the squad, the hits, HE and the gun filled in, and the gun (which has acted) may be named in it."""

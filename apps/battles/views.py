@@ -147,8 +147,12 @@ def map_of(battle, structures, units):
                                          ("st-fort", s.sheet_id is not None)) if on]
         crew = ""
         if s.sheet_id:
-            if s.crew_routed or not s.crew_men:
+            if s.crew_routed:
                 crew, states = "R", states + ["st-routed"]
+            elif not s.crew_men:
+                # Nobody left inside: the crew fell to the last man or walked out in good order (Crew
+                # leaves). Neither routed, and the card says "Routed: no": the map must not say R.
+                crew, states = "0", states + ["st-empty"]
             elif s.crew_pins:
                 crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
         turn = math.radians(float(s.rotation))
@@ -223,8 +227,8 @@ def describe(s):
     if s.impassable:
         words.append("impassable")
     if s.sheet_id:
-        words.append("crew routed" if s.crew_routed else f"crew pinned ({s.crew_pins})" if s.crew_pins else
-                     f"crew {s.crew_men}")
+        words.append("crew routed" if s.crew_routed else "no crew left" if not s.crew_men else
+                     f"crew pinned ({s.crew_pins})" if s.crew_pins else f"crew {s.crew_men}")
     return words
 
 

@@ -747,6 +747,36 @@ def test_the_form_under_a_result_does_not_call_the_done_action_an_error(client, 
     assert state(dh) == before
 
 
+def test_a_crew_that_walked_out_is_not_shown_as_routed(client, db):
+    """Disposable Heroes: a crew in good order leaves its loghouse (Crew leaves). The fortification is
+    empty, not routed: the map must not print R (routed) on it while its card says "Routed: no", nor
+    the card call the men who walked out eliminated. A routed crew still shows R."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    other = dh.structure("Blockhouse", floors=1, kind="bunker", sheet=sheet, crew_men=3, crew_side="B",
+                         x=40, y=40)
+    Structure.objects.filter(pk=other.pk).update(crew_routed=True, crew_pins=3)
+    signed(client, dh.bob)
+    answer = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_leave", "structure": f"s{bunker.pk}", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Resolved #" in body(answer)
+    left = Structure.objects.get(pk=bunker.pk)
+    assert (left.crew_men, left.crew_routed) == (0, False)
+    html = page(client.get(url(dh, "battle")))
+    piece = html.find(f"map-s{bunker.pk}")
+    crew = [t.text() for t in piece.find_all("text") if "map-crew" in t.attrs.get("class", "")]
+    assert crew == ["0"] and "st-routed" not in piece.attrs["class"]
+    assert "routed" not in piece.attrs["aria-label"] and "no crew left" in piece.attrs["aria-label"]
+    card = html.find(f"structure-{bunker.pk}").text()
+    assert "No crew left" in card and "eliminated" not in card
+    routed = html.find(f"map-s{other.pk}")
+    assert [t.text() for t in routed.find_all("text") if "map-crew" in t.attrs.get("class", "")] == ["R"]
+    assert "st-routed" in routed.attrs["class"]
+
+
 def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
     """HE that leaves the squad standing scores hits: the answer offers the damage roll for them, with
     the squad, the hits, HE and the gun filled in, and the gun (which has acted) may be named in it."""

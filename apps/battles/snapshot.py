@@ -62,11 +62,13 @@ def structure_state(s):
         )
     floors = []
     for floor in s.floor_rows:
-        openings = {}
+        openings, slits = {}, {}
         for opening in floor.opening_rows:
             openings[opening.side] = openings.get(opening.side, 0) + opening.count
+            if opening.kind == "firing_slit":
+                slits[opening.side] = slits.get(opening.side, 0) + opening.count
         occupant = getattr(floor, "occupant", None)
-        floors.append(Floor(floor.level, unit_id(occupant) if occupant else None, openings, floor.is_roof))
+        floors.append(Floor(floor.level, unit_id(occupant) if occupant else None, openings, slits, floor.is_roof))
     return StructureState(
         id=structure_id(s), kind=s.kind, name=s.name,
         wall_material=s.wall_material.slug, roof_material=s.roof_material.slug if s.roof_material_id else None,

@@ -49,12 +49,19 @@ def plunging_fire_bonus(floor, range_in, heavy_weapon, indirect=False):
     return int(floor > 0 and range_in <= tables.PLUNGING_RANGE and heavy_weapon and not indirect)
 
 
+def firing_gaps(structure, floor):
+    """What a floor is fired into and out of, side -> count: a bunker only through its firing slits,
+    never a door (BA-52); a building through any window, door or gap (BA-11, BA-29)."""
+    return floor.slits if structure.is_bunker else floor.openings
+
+
 def max_shooters(structure, level, side):
-    """BA-11/12: two men per window or door on that side; five per side from a flat roof."""
+    """BA-11/12: two men per window or door on that side (a bunker's firing slit, BA-52); five per side
+    from a flat roof."""
     floor = structure.floor(level)
     if floor.roof:
         return tables.SHOOTERS_PER_ROOF_SIDE
-    return tables.SHOOTERS_PER_OPENING * floor.openings.get(side, 0)
+    return tables.SHOOTERS_PER_OPENING * firing_gaps(structure, floor).get(side, 0)
 
 
 def entry_problem(state, unit, structure, level=0):
@@ -222,7 +229,7 @@ def resolve_ba_indirect(state, inp, dice):
     Field("target", "unit", "Unit aimed at", required=False),
     Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
     Field("side", "choice", "Through which side", choices=SIDES, required=False,
-          help="The window, door or gap it fires through must be on this side"),
+          help="The window, door or gap (a bunker's firing slit) it fires through must be on this side"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll (flamethrowers ignore cover)"),
     Field("hits", "int", "Hits scored", default=0, min=0, help="The flamethrower's hits from the core rules"),
     source=f"{SOURCE} 'Flamethrowers against buildings', 'Bunkers', 'Targeting empty buildings' "
@@ -234,11 +241,14 @@ def resolve_ba_flamethrower(state, inp, dice):
         refuse("weapon", w.key, f"{w.name} is not a flamethrower")
     level = _aim(state, s, target, inp["floor"])
     floor = s.floor(level)
-    gaps = floor.openings.get(inp["side"], 0) if inp["side"] else sum(floor.openings.values())
+    through = firing_gaps(s, floor)
+    gaps = through.get(inp["side"], 0) if inp["side"] else sum(through.values())
     if not gaps and not floor.roof:
         where = f" on its {inp['side']} side" if inp["side"] else ""
+        what = "firing slit (a bunker is fired into through its slits only, never its door)" if s.is_bunker \
+            else "window, door or gap"
         refuse("side" if inp["side"] else "floor", inp["side"] or level,
-               f"the {floor.label} of {s.label} has no window, door or gap{where} to flame through")
+               f"the {floor.label} of {s.label} has no {what}{where} to flame through")
     if inp["hits"] and not inp["hit"]:
         raise InputError("hits", inp["hits"], "a miss scores no hits")
     effects, words = [], [f"{w.name} at {floor.the_label} of {s.label}: " + ("hit" if inp["hit"] else "missed")]

@@ -84,6 +84,7 @@ class Floor(Record):
     level: int
     unit: str | None = None  # Bolt Action: one unit per floor
     openings: dict[str, int] = field(default_factory=dict)  # side -> windows, doors and gaps
+    slits: dict[str, int] = field(default_factory=dict)  # side -> firing slits (counted in `openings` too)
     roof: bool = False  # an accessible flat roof is the top floor
 
     @property

@@ -55,6 +55,22 @@ def test_rows_are_what_the_orm_builds(battle):
     assert all(isinstance(s.sheet.weapons, list) for s in loaded.structures.values() if s.sheet_id)
 
 
+def test_the_rules_see_each_floors_openings_and_firing_slits_by_side(battle):
+    """Bolt Action fires into a bunker through its slits only (BA-52): the state must tell them apart."""
+    state = snap.load(battle).state
+    seen = 0
+    for orm in Structure.objects.filter(battle=battle).prefetch_related("floors__openings"):
+        for orm_floor, floor in zip(orm.floors.all(), state.structures[f"s{orm.pk}"].floors):
+            openings, slits = {}, {}
+            for o in orm_floor.openings.all():
+                openings[o.side] = openings.get(o.side, 0) + o.count
+                if o.kind == "firing_slit":
+                    slits[o.side] = slits.get(o.side, 0) + o.count
+            assert (floor.openings, floor.slits) == (openings, slits)
+            seen += bool(slits) and openings != slits
+    assert seen, "the demo has a bunker with a door beside its slits"
+
+
 def test_every_relation_the_screen_follows_is_in_hand(battle):
     loaded = snap.load(battle)
     with CaptureQueriesContext(connection) as queries:

@@ -22,7 +22,7 @@ def bunker(sid="pillbox", **kw):
     kw.setdefault("wall_material", "concrete_reinforced")
     kw.setdefault("construction", "concrete")
     return StructureState(sid, kw.pop("kind", "bunker"), name=sid.title(),
-                          floors=(Floor(0, openings={"front": 1}),), **kw)
+                          floors=(Floor(0, openings={"front": 1}, slits={"front": 1}),), **kw)
 
 
 def fort(slug="german-hmg-loghouse", sid="fort", side="B", **crew):

@@ -328,3 +328,31 @@ def test_building_attacks_refuse_what_is_not_a_building(kind, action, inputs):
     house_ = hole.replace(kind="building", floors=(Floor(0, "sq", {"front": 1}),))
     resolve(action, battle("ba", [house_], [unit("sq", structure="hole", floor=0, models=5)]),
             {"structure": "hole", **inputs}, RandomDice(1))
+
+
+def test_a_bunker_is_fired_into_and_out_of_through_its_slits_only():
+    """BA-52: "firing in or out only through firing slits (never doors or solid walls)". A pillbox with a
+    door at the back and a slit in front: the flamethrower may go in through the slit, not the door; its
+    crew shoot out of the slit's side only. A building's door is a gap like any other (BA-29)."""
+    pillbox = bunker().replace(floors=(Floor(0, openings={"front": 1, "rear": 1}, slits={"front": 1}),))
+    house_ = building("house", 1).replace(floors=(Floor(0, openings={"rear": 1}),))
+    state = battle("ba", [pillbox, house_], [unit("b", structure="pillbox", floor=0),
+                                             unit("sq", structure="house", floor=0)])
+    flame = {"weapon": "ba_flamethrower", "hit": "yes", "hits": 2}
+    with pytest.raises(ActionRefused) as err:
+        resolve("ba_flamethrower", state, {**flame, "structure": "pillbox", "target": "b", "side": "rear"},
+                ScriptedDice([]))
+    assert (err.value.field, err.value.value) == ("side", "rear")
+    assert "no firing slit (a bunker is fired into through its slits only, never its door) on its rear side" \
+        in err.value.message
+    assert kinds(resolve("ba_flamethrower", state, {**flame, "structure": "pillbox", "target": "b", "side": "front"},
+                         ScriptedDice([]))) == [("hits", "b")]
+    assert ("hits", "sq") in kinds(resolve("ba_flamethrower", state, {**flame, "structure": "house", "target": "sq",
+                                                                      "side": "rear"}, ScriptedDice([3])))
+    assert max_shooters(pillbox, 0, "front") == 2 and max_shooters(pillbox, 0, "rear") == 0
+    assert max_shooters(house_, 0, "rear") == 2
+    # A bunker with a door and no slit at all cannot be flamed, whatever side is named.
+    shut = bunker().replace(floors=(Floor(0, openings={"rear": 1}),))
+    with pytest.raises(ActionRefused, match="no firing slit"):
+        resolve("ba_flamethrower", battle("ba", [shut], [unit("b", structure="pillbox", floor=0)]),
+                {**flame, "structure": "pillbox", "target": "b"}, ScriptedDice([]))

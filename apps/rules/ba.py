@@ -284,6 +284,7 @@ def resolve_ba_flamethrower(state, inp, dice):
           help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
                "'building' for an empty building's own die"),
     source=f"{SOURCE} 'Artillery barrages against units in buildings', 'Bunkers' (BA-36..38, BA-56, A-BA-15)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_ba_barrage(state, inp, dice):
     s, hits = inp["structure"], inp["hits"]

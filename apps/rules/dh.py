@@ -401,6 +401,7 @@ def resolve_dh_small_arms(state, inp, dice):
           help="The small-arms hits the wound rolls were for (filled in when you come from the attack)"),
     _GUTS,
     source=f"{SOURCE} 'Firing Small Arms at Fortifications' 2nd paragraph (DH-5, DH-6)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_dh_crew_casualties(state, inp, dice):
     s, n = inp["structure"], inp["casualties"]
@@ -422,6 +423,7 @@ def resolve_dh_crew_casualties(state, inp, dice):
     Field("section_size", "int", "Men per section", required=False, min=1,
           help="Size of your army's infantry sections; the battle's default otherwise"),
     source=f"{SOURCE} 'Leaving Fortifications' (DH-22)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_dh_leave(state, inp, dice):
     s = inp["structure"]

@@ -190,6 +190,7 @@ def resolve_lg_attack_structure(state, inp, dice):
     Field("needed", "int", "Successful attacks needed", required=False, min=1,
           help="Set once, when the breach starts (e.g. 3 for a brick wall)"),
     source=f"{SOURCE_000} 'Combat engineers and buildings' 1–3 (LG-15, A-LG-24)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_lg_breach(state, inp, dice):
     s, needed = inp["structure"], inp["needed"]
@@ -209,10 +210,18 @@ def resolve_lg_breach(state, inp, dice):
         return effects, f"No progress on {s.label}: {s.breach_scored}/{total}"
     scored = s.breach_scored + 1
     effects.append(Effect("breach_progress", s.id, scored))
+    words = [f"{s.label} breached ({scored}/{total})" if scored >= total else f"{s.label}: {scored}/{total} towards a breach"]
     if scored >= total:
         effects.append(Effect("breached", s.id))
-        return effects, f"{s.label} breached ({scored}/{total})"
-    return effects, f"{s.label}: {scored}/{total} towards a breach"
+    if state.options.damage_variant and s.damage_max and s.damage_taken < s.damage_max:
+        # "Each successful attack counts as one hit, causing one point of damage" (A-LG-24: with the
+        # optional damage points in play the breach also counts there).
+        effects.append(Effect("damage", s.id, 1))
+        words.append(f"1 damage ({s.damage_taken + 1}/{s.damage_max})")
+        if s.damage_taken + 1 >= s.damage_max:
+            effects.append(Effect("untenable", s.id))
+            words.append("destroyed: untenable")
+    return effects, "; ".join(words)
 
 
 @action(
@@ -241,6 +250,7 @@ def resolve_lg_detect(state, inp, dice):
     Field("eliminated", "units", "Of those, eliminated", required=False, default=(),
           help="From your damage rolls; the rest are incapacitated by a blast warhead"),
     source=f"{SOURCE_004} 'Blast effects on troops' (LG-63, A-LG-17)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_lg_blast(state, inp, dice):
     w, caught, dead = inp["weapon"], inp["caught"], inp["eliminated"]
@@ -262,6 +272,7 @@ def resolve_lg_blast(state, inp, dice):
     Field("unit", "unit", "Piece"),
     Field("structure", "structure", "Burning structure"),
     source=f"{SOURCE_000} 'Fires' 5 (LG-30)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_lg_fire_through(state, inp, dice):
     u, s = inp["unit"], inp["structure"]

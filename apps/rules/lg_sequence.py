@@ -127,6 +127,7 @@ def resolve_lg_pass(state, inp, dice):
     Field("unit", "unit", "Piece"),
     Field("owed", "bool", "Owes a morale check?", default=True),
     source=f"{SOURCE} 'Morale Check', passing restriction (LG-35, LG-36)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_lg_morale(state, inp, dice):
     u, owed = inp["unit"], inp["owed"]

@@ -237,8 +237,14 @@ class StructureState(Record):
         return table.get(material)
 
     def is_flammable(self, surface):
+        """LG-25: a surface burns if it is made of, or contains, flammable material. Its material says
+        the first. The structure's `flammable` flag says the second, but only where the materials do not
+        already account for it: the builder and imports set the flag when either material burns, and
+        a timber roof does not make the brick walls under it burn."""
         material = self.roof_material if surface == "roof" else self.wall_material
-        return self.flammable or material in tables.FLAMMABLE_MATERIALS
+        if material in tables.FLAMMABLE_MATERIALS:
+            return True
+        return self.flammable and not {self.wall_material, self.roof_material} & tables.FLAMMABLE_MATERIALS
 
     @property
     def damage_pct(self):

@@ -18,6 +18,7 @@ from apps.armies.models import Unit, UnitWeapon
 from apps.battles import services, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns.models import Club, Membership, Role
+from apps import rules
 from apps.rules import SequenceState
 from apps.rules.tables import DH_SHEETS
 from apps.structures.models import Structure
@@ -991,20 +992,36 @@ def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
     assert {r["source"] for r in newest.dice} == {"server"}
 
 
-def test_odds_of_an_action_without_bars_are_its_outcomes_in_words(client, lg):
-    """A breach's progress has no bar of its own: the preview lists the outcome, not "Nothing can come
-    of this"."""
+def test_odds_of_an_action_without_bars_are_its_outcomes_in_words():
+    """What an action changes may have no bar of its own (a breach's progress): the odds list each
+    outcome in words, not "Nothing can come of this"."""
+    from apps.battles.views import odds_rows
+    from tests.rules.builders import battle, building
+
+    state = battle("lg", [building("wall", 1)])
+    rows = odds_rows(rules.odds("lg_breach", state, {"structure": "wall", "hit": "yes", "penetrated": "yes",
+                                                      "needed": 3}))
+    assert [(r.kind, r.text) for r in rows] == [("probability", "100%")]
+    assert "1/3 towards a breach" in rows[0].label
+
+
+def test_an_action_that_records_the_players_results_offers_no_dice_and_no_odds(client, lg):
+    """A breach's hit and penetration are the players' own rolls: nothing for the server to roll or
+    price, and the button records it."""
     Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
         initiative="A", rolled=True).to_dict())
     farm = lg.structure("Farmhouse", floors=1)
     signed(client, lg.alice)
     form = page(client.get(url(lg, "battle_form"), {"action": "lg_breach", "attacker": uid(lg.a1),
                                                     "structure": f"s{farm.pk}", "hit": "yes", "penetrated": "yes",
-                                                    "needed": "3"}, **HTMX)).find("odds")
-    rows = [(r.find_all("span", cls="odds-label")[0].text(), r.find_all("span", cls="odds-value")[0].text())
-            for r in form.find_all("li", cls="odds-row")]
-    assert len(rows) == 1 and "1/3 towards a breach" in rows[0][0] and rows[0][1].startswith("100")
-    assert "Nothing can come of this" not in form.text()
+                                                    "needed": "3"}, **HTMX)).find("attack-form")
+    assert form.find("dice") is None and form.find("odds") is None
+    assert form.find_all("button", cls="resolve")[0].text().strip() == "Record"
+    done = client.post(url(lg, "battle_resolve"), {"action": "lg_breach", "attacker": uid(lg.a1),
+                                                   "structure": f"s{farm.pk}", "hit": "yes", "penetrated": "yes",
+                                                   "needed": "3", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "1/3 towards a breach" in text_of(done, "attack-form")
+    assert Structure.objects.get(pk=farm.pk).breach_scored == 1
 
 
 def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(client, lg):

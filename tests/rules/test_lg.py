@@ -37,6 +37,27 @@ def test_chainsaw_breaches_a_three_point_brick_wall_in_the_fourth_turn():
         resolve("lg_breach", state, {"structure": "wall", "hit": "yes", "penetrated": "yes"}, ScriptedDice([]))
 
 
+def test_with_damage_points_each_breaching_success_also_deals_a_point():
+    """Seed 000: "Each successful attack counts as one hit, causing one point of damage"; with the
+    optional damage points in play (A-LG-24) the wall's damage follows its breach count, and a
+    structure whose points run out is destroyed. Without them only the breach counter moves."""
+    wall = building("wall", 1).replace(damage_max=2)
+    state = lg([wall], damage_variant=2)
+    first = resolve("lg_breach", state, {"structure": "wall", "hit": "yes", "penetrated": "yes", "needed": 3},
+                    ScriptedDice([]))
+    state = apply(state, first)
+    assert (state.structures["wall"].breach_scored, state.structures["wall"].damage_taken) == (1, 1)
+    assert first.summary == "Wall: 1/3 towards a breach; 1 damage (1/2)"
+    missed = apply(state, resolve("lg_breach", state, {"structure": "wall", "hit": "yes", "penetrated": "no"},
+                                  ScriptedDice([])))
+    assert missed.structures["wall"].damage_taken == 1
+    second = resolve("lg_breach", state, {"structure": "wall", "hit": "yes", "penetrated": "yes"}, ScriptedDice([]))
+    assert "untenable" in types(second) and apply(state, second).structures["wall"].damage_taken == 2
+    plain = apply(lg([wall]), resolve("lg_breach", lg([wall]), {"structure": "wall", "hit": "yes", "penetrated": "yes",
+                                                                  "needed": 3}, ScriptedDice([])))
+    assert (plain.structures["wall"].breach_scored, plain.structures["wall"].damage_taken) == (1, 0)
+
+
 def test_breach_needs_its_count_first():
     with pytest.raises(InputError) as err:
         resolve("lg_breach", lg([building("wall", 1)]), {"structure": "wall", "hit": "yes"}, ScriptedDice([]))
@@ -153,6 +174,24 @@ def test_fire_only_on_flammable_surfaces_even_without_penetration():
     assert types(roof) == ["fire_started"]
     assert resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "no",
                                                   "surface": "roof"}, ScriptedDice([])).effects == ()
+
+
+def test_a_flammable_roof_does_not_make_the_brick_walls_burn():
+    """The builder flags a brick house with a timber roof flammable (either material burns); a hit on its
+    brick wall still rolls no fire (LG-25: the surface struck must contain or be made of what burns).
+    A structure flagged flammable whose materials do not burn (a concrete store of fuel and fabric)
+    burns wherever it is hit."""
+    house_ = building("house", 1, wall_material="brick", roof_material="wood_and_tile", flammable=True)
+    store = building("store", 1, wall_material="concrete_reinforced", roof_material="concrete_reinforced",
+                     flammable=True)
+    state = lg([house_, store])
+    shot = {"weapon": "laser_rifle", "hit": "yes"}
+    assert resolve("lg_attack_structure", state, {**shot, "structure": "house"}, ScriptedDice([])).dice == ()
+    assert types(resolve("lg_attack_structure", state, {**shot, "structure": "house", "surface": "roof"},
+                         ScriptedDice([8]))) == ["fire_started"]
+    for surface in ("wall", "roof"):
+        assert types(resolve("lg_attack_structure", state, {**shot, "structure": "store", "surface": surface},
+                             ScriptedDice([8]))) == ["fire_started"]
 
 
 def test_fire_grows_every_second_turn_and_triples_in_strong_wind():

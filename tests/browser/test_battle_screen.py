@@ -526,6 +526,8 @@ def test_a_lost_answer_says_so_and_the_same_tap_again_resolves_once(live_server,
     resolution, not a second. A poll that gets no answer says the page may be out of date, until one does."""
     townhouse, sid, units, shell = ids(demo)
     alice = sign_in(watch("alice"), live_server.url, "alice")
+    asked = []
+    alice.on("request", lambda request: asked.append(request.url) if request.method == "GET" else None)
     alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
     notice = alice.locator("#connection")
     expect(notice).to_be_hidden()
@@ -558,6 +560,8 @@ def test_a_lost_answer_says_so_and_the_same_tap_again_resolves_once(live_server,
     expect(notice).to_contain_text("this page may be out of date", timeout=POLL_WAIT_MS)
     alice.unroute("**/poll/**")
     expect(notice).to_be_hidden(timeout=POLL_WAIT_MS)
+    # The form's refreshes as it was filled in never put the CSRF token in an address (server logs).
+    assert any("/form/" in u for u in asked) and not any("csrfmiddlewaretoken" in u for u in asked), asked
     # The browser and htmx report each request the test cut off; those reports, and only those, are
     # what this test made happen.
     cut = re.compile(r"ERR_INTERNET_DISCONNECTED|htmx:(sendError|afterRequest), \[object HTML(Form|Div)Element\]")

@@ -251,7 +251,9 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, passed, heaviest, flame
     if row["destroyed"]:
         effects.append(Effect("destroyed", s.id))
         if survivors:
-            if crew.pins < tables.DH_PINS_TO_ROUT:
+            # The table's "3 pins" are how a rout is reached; a flamethrower routs without them (DH-16:
+            # "flamethrowers never pin").
+            if crew.pins < tables.DH_PINS_TO_ROUT and not flame:
                 effects.append(Effect("pin", s.id, tables.DH_PINS_TO_ROUT - crew.pins))
             effects.append(Effect("rout", s.id))
             words.append(f"{survivors} survivors routed")

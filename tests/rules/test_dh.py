@@ -218,6 +218,19 @@ def test_flamethrower_penetrates_never_pins_and_routs_on_a_failed_guts_check():
     assert not passed.of_type("rout", "pin")
 
 
+def test_a_flamethrower_that_destroys_the_fortification_routs_its_survivors_without_pins():
+    """PH 9–10: destroyed, survivors routed; the table reaches the rout by "3 pins", but flamethrowers
+    never pin (DH-16). A main gun's 9–10 still places them."""
+    state = dh(fort("soviet-rifle-pit"))
+    flamed = resolve("dh_flamethrower", state, {"weapon": "dh_flamethrower", "structure": "fort", "hit": "yes"},
+                     ScriptedDice([9, *([10] * 10)]))
+    assert [e.type for e in flamed.effects] == ["penetrated", "ph_result", "destroyed", "rout"]
+    after = apply(state, flamed).structures["fort"].crew
+    assert after.routed and after.pins == 0
+    shelled = resolve("dh_main_gun", dh(fort()), MAIN_GUN, ScriptedDice([1, 10, 10, *([10] * 10)]))  # PH 10 − 1
+    assert [e.type for e in shelled.effects][-3:] == ["destroyed", "pin", "rout"]
+
+
 def test_small_arms_only_against_the_crew():
     state = dh(fort())
     with pytest.raises(ActionRefused) as err:

@@ -54,6 +54,11 @@ def dice_entered(data):
     return values
 
 
+ENEMY_PIECE = services.ENEMY_PIECE
+# Weapon fields whose weapon is that piece's (what it fired), not the acting unit's.
+WEAPON_OF = {"lg_detect": "target"}
+
+
 def acting_unit_field(action):
     """The form field naming the unit that acts: `attacker`, the spec's own unit field, or None."""
     if action in services.UNIT_ACTIONS:
@@ -270,9 +275,12 @@ class ActionForm(forms.Form):
         return choices
 
     def _units(self, name):
-        """Every unit still fighting; those in the chosen structure first."""
+        """Every unit still fighting; those in the chosen structure first. Only the enemy's where the
+        field names the other side's piece (unless the player commands both sides)."""
         structure = str(self.data.get("structure", ""))
-        live = sorted((u for u in self.state.units.values() if not u.destroyed), key=lambda u: (u.side, u.label))
+        theirs = ENEMY_PIECE.get(self.spec.key) == name and len(self.sides) == 1
+        live = sorted((u for u in self.state.units.values() if not u.destroyed
+                       and not (theirs and u.side in self.sides)), key=lambda u: (u.side, u.label))
         inside = [unit_choice(self.state, u) for u in live if structure and u.structure == structure]
         others = [unit_choice(self.state, u) for u in live if not (structure and u.structure == structure)]
         if inside:
@@ -318,10 +326,12 @@ class ActionForm(forms.Form):
         return _blank(choices, optional, "— not chosen —")
 
     def _weapons(self, name):
-        """The acting unit's weapons that can make this action (the rule's `fits`); the whole
-        catalogue's when no unit is chosen or for an air strike."""
+        """The acting unit's weapons that can make this action (the rule's `fits`), or for a detection
+        the weapons of the piece that fired; the whole catalogue's when no unit is chosen or for an air
+        strike."""
         carried = ()
-        unit = self.state.units.get(str(self.data.get(self.acting_field or "attacker", "")))
+        owner = WEAPON_OF.get(self.spec.key) or self.acting_field or "attacker"
+        unit = self.state.units.get(str(self.data.get(owner, "")))
         air = self.data.get("mode") == "air_strike"
         if unit is not None and not air:
             carried = unit.weapons

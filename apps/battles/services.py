@@ -33,6 +33,8 @@ USES_NO_ACTION = FOLLOW_UPS | {"move", "lg_morale"}
 # Actions whose own input names the unit that acts.
 UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit",
                 "move": "unit"}
+# Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect.
+ENEMY_PIECE = {"lg_detect": "target"}
 # Run by the server between turns, never chosen from the attack form.
 TURN_ACTIONS = {"end_turn", "upkeep", "lg_initiative"}
 
@@ -111,6 +113,11 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         structure = state.structures.get(str(inputs.get("structure")))
         if structure is not None and structure.crew is not None and structure.crew.side not in mine:
             raise InputError("structure", inputs.get("structure"), f"{structure.label}'s crew is not yours")
+    if action in ENEMY_PIECE and len(mine) == 1:
+        piece = state.units.get(str(inputs.get(ENEMY_PIECE[action], "")))
+        if piece is not None and piece.side in mine:
+            raise InputError(ENEMY_PIECE[action], piece.id, f"{piece.label} is your own piece: choose one of "
+                                                            "the other side's")
     if action == "move":
         _on_the_table(snapshot.battle, inputs)
     # Weapons must come from this battle's catalogue, never the rules' built-in examples.

@@ -1377,3 +1377,24 @@ def test_the_address_keeps_a_result_while_a_damage_roll_is_owed(client, w):
     moved = client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.rifles), "x": "11", "y": "5",
                                                    "client_token": str(uuid.uuid4())}, **HTMX)
     assert moved["HX-Replace-Url"] == url(w, "battle")
+
+
+def test_detection_offers_the_other_sides_pieces_and_the_weapons_of_the_one_that_fired(client, lg):
+    """Detecting a concealed piece that fired: alice (side A) is offered side B's pieces only, and the
+    weapons the chosen piece carries; naming her own piece anyway is refused beside the field."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    rifle = factories.weapon("lg", "bolt-rifle-t", weapon_type="bolt_rifle", attack_factor=3, rof_code="S")
+    factories.weapon("lg", "laser-t", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.b1, weapon=rifle)
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_detect", "target": uid(lg.b1)}, **HTMX))
+    offered = [o.attrs.get("value") for o in form.find("id_target").find_all("option") if o.attrs.get("value")]
+    assert offered == [uid(lg.b1)]
+    weapons = [o.attrs.get("value") for o in form.find("id_weapon").find_all("option") if o.attrs.get("value")]
+    assert weapons == [f"w{rifle.pk}"]
+    refused = client.post(url(lg, "battle_resolve"), {"action": "lg_detect", "target": uid(lg.a1),
+                                                      "weapon": f"w{rifle.pk}", "client_token": str(uuid.uuid4())},
+                          **HTMX)
+    assert "Alpha one is your own piece" in text_of(refused, "field-target")
+    assert not LogEntry.objects.filter(battle=lg.battle, action="lg_detect").exists()

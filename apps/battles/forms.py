@@ -218,7 +218,11 @@ class ActionForm(forms.Form):
                 label="Attacking unit", required=False, widget=forms.Select(choices=self._my_units("attacker")),
                 help_text=ATTACKER_HELP.get(self.data.get("action"), ""),
             )
+        weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         for f in self.spec.fields:
+            if f.weapon_has is not None and weapon is not None and not f.weapon_has(weapon):
+                self.data.pop(f.name, None)  # a choice left from another weapon: the rule's default applies
+                continue
             if f.type == "unit_hits":
                 self._add_unit_hits(f)
             else:

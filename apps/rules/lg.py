@@ -93,7 +93,7 @@ def _inside(state, s, units, field):
     Field("penetrated", "count", "Penetrated?", default=0, min=0,
           help="Rule 16 penetration from your rulebook: yes/no, or how many hits penetrated for a rotary weapon"),
     Field("mode", "choice", "Fire mode", choices=(("beam", "Beam"), ("pulse", "Pulse (+1 to hit, reduced attack)")),
-          default="beam"),
+          default="beam", weapon_has=lambda w: w.variable_fire),
     Field("troops", "choice", "Troops inside", default="none",
           choices=(("none", "Not aiming at troops"), ("known", "Known location"), ("exploratory", "Exploratory"))),
     Field("targets", "units", "Pieces inside", required=False, default=(),

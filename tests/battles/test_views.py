@@ -1398,3 +1398,25 @@ def test_detection_offers_the_other_sides_pieces_and_the_weapons_of_the_one_that
                           **HTMX)
     assert "Alpha one is your own piece" in text_of(refused, "field-target")
     assert not LogEntry.objects.filter(battle=lg.battle, action="lg_detect").exists()
+
+
+def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg):
+    """Pulse or beam is a choice only a variable-fire weapon has (LG-71): other weapons are not offered
+    it, and a pulse left over from one such weapon does not follow the player to the next."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    farm = lg.structure("Farmhouse", floors=1)
+    laser = factories.weapon("lg", "laser-t", weapon_type="laser", attack_factor=4, rof_code="S")
+    variable = factories.weapon("lg", "variable-t", weapon_type="laser", attack_factor=5, rof_code="S",
+                                variable_fire=True)
+    for w in (laser, variable):
+        UnitWeapon.objects.create(unit=lg.a1, weapon=w)
+    signed(client, lg.alice)
+    ask = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "structure": f"s{farm.pk}", "hit": "yes",
+           "penetrated": "0", "mode": "pulse"}
+    with_variable = page(client.get(url(lg, "battle_form"), {**ask, "weapon": f"w{variable.pk}"}, **HTMX))
+    assert with_variable.find("field-mode") is not None
+    with_laser = page(client.get(url(lg, "battle_form"), {**ask, "weapon": f"w{laser.pk}"}, **HTMX))
+    assert with_laser.find("field-mode") is None
+    assert "pulse" not in with_laser.find("attack-form").text().lower()
+    assert with_laser.find("odds").find_all("li", cls="odds-row") or "Nothing can come" in with_laser.find("odds").text()

@@ -295,6 +295,34 @@ def test_a_destroyed_structure_says_so_on_the_map_card_and_list(client, w):
         assert "Destroyed" in badges and "Intact" not in badges, (panel, badges)
 
 
+def test_a_unit_left_inside_ruins_is_pointed_out_with_a_way_to_move_it(client, w):
+    """LG: a structure made untenable leaves its pieces inside (the seeds say no more). The card says
+    so and offers a player the Move form for that unit, filled in; a watcher gets the words only."""
+    Structure.objects.filter(pk=w.house.pk).update(destroyed=True)
+    signed(client, w.bob)
+    card = page(client.get(url(w, "battle"), {"target": sid(w.house)})).find("card")
+    note = card.find_all("p", cls="in-ruins")
+    assert len(note) == 1 and "Still inside the ruins" in note[0].text()
+    link = note[0].find_all("a")[0]
+    assert link.text().strip() == "Move Grenadiers out"
+    form = page(client.get(link.attrs["hx-get"], **HTMX))
+
+    def chosen(select):
+        return [o.attrs.get("value") for o in form.find(select).find_all("option") if "selected" in o.attrs]
+
+    assert chosen("id_action") == ["move"] and chosen("id_unit") == [uid(w.squad)]
+    # A member who plays no side here reads that it is there, with nothing to tap.
+    from django.contrib.auth import get_user_model
+    watcher = get_user_model().objects.create_user("watcher-ruins", password="x")
+    Membership.objects.create(user=watcher, club_id=w.battle.club_id, role=Role.PLAYER)
+    signed(client, watcher)
+    note = page(client.get(url(w, "battle"), {"target": sid(w.house)})).find("card").find_all("p", cls="in-ruins")
+    assert "the players move it out" in note[0].text() and not note[0].find_all("a")
+    # An intact house says nothing of ruins.
+    Structure.objects.filter(pk=w.house.pk).update(destroyed=False)
+    assert not page(client.get(url(w, "battle"), {"target": sid(w.house)})).find("card").find_all("p", cls="in-ruins")
+
+
 def test_damage_reads_the_same_percentage_everywhere(client, w):
     """7 of 18 points is 38% on the map, the card and the target list, as the collapse check's log
     entry prints it (rounded down, A-LG-2), not 39% here and 38% there."""

@@ -201,8 +201,13 @@ class MoveForm(forms.Form):
 
 def half_extents(structure):
     """Half the width and depth of the box a structure's footprint covers at its rotation, in inches."""
-    turn = math.radians(float(structure.rotation or 0))
-    w, d = float(structure.width or 0), float(structure.depth or 0)
+    return footprint_reach(structure.width, structure.depth, structure.rotation)
+
+
+def footprint_reach(width, depth, rotation):
+    """Half the width and depth of the box a width × depth footprint covers turned `rotation` degrees."""
+    turn = math.radians(float(rotation or 0))
+    w, d = float(width or 0), float(depth or 0)
     across = (abs(w * math.cos(turn)) + abs(d * math.sin(turn))) / 2
     down = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
     return (Decimal(str(round(across, 2))), Decimal(str(round(down, 2))))
@@ -256,6 +261,7 @@ class StructureForm(forms.ModelForm):
         for name in ("rotation", "facing"):
             if data.get(name) is not None and not 0 <= data[name] < 360:
                 self.add_error(name, "Enter 0 to 359.9 degrees")
+        self.check_footprint(data)
         kind, sheet = data.get("kind"), data.get("sheet")
         if sheet and kind not in SHEET_KINDS:
             self.add_error("sheet", f"Only fortifications ({', '.join(sorted(SHEET_KINDS))}) have a sheet")
@@ -270,6 +276,20 @@ class StructureForm(forms.ModelForm):
             if held:
                 self.add_error("floor_count", "; ".join(f"floor {lvl} holds {name}: move it first" for lvl, name in held))
         return data
+
+
+    def check_footprint(self, data):
+        """The whole footprint must stand on the table, not only its centre (as when it is placed)."""
+        keys = ("x", "y", "width", "depth", "rotation")
+        if self.errors.keys() & set(keys) or any(data.get(k) is None for k in keys):
+            return
+        reach = footprint_reach(data["width"], data["depth"], data["rotation"])
+        for name, limit, half in (("x", self.scenario.table_width, reach[0]), ("y", self.scenario.table_depth, reach[1])):
+            if not half <= data[name] <= limit - half:
+                edge = "wide" if name == "x" else "deep"
+                where = (f"its centre goes from {number(half)} to {number(limit - half)}" if half * 2 <= limit
+                         else "it is larger than the table")
+                self.add_error(name, f"It would hang off the table: on a table {number(limit)}″ {edge}, {where}")
 
 
 class OpeningForm(forms.Form):

@@ -280,6 +280,27 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     assert Opening.objects.filter(floor__structure=house).count() == before
 
 
+def test_the_structure_form_keeps_the_whole_footprint_on_the_table(client, demo, hill):
+    """As when it is placed: a centre on the table is not enough, the footprint must be, at its
+    size and rotation. Nothing is saved when it would hang off."""
+    add(client, hill, "house-timber-1")
+    house = hill.structures.get()
+    signed_in(client, demo.designer)
+    url = reverse("scenario_structure", args=[hill.pk, house.pk])
+    data = form_data(client.get(url), None)
+    before = (house.x, house.y, house.width, house.depth, house.rotation)
+    for change in ({"x": "0"}, {"y": "36"}, {"width": "200"}, {"x": "3", "rotation": "45"}):
+        response = client.post(url, {**data, **change})
+        assert response.status_code == 400, change
+        assert "would hang off the table" in body(response), change
+        house.refresh_from_db()
+        assert (house.x, house.y, house.width, house.depth, house.rotation) == before, change
+    response = client.post(url, {**data, "x": "4", "y": "4", "width": "8", "depth": "8"})
+    assert response.status_code == 302, body(response)
+    house.refresh_from_db()
+    assert (house.x, house.y, house.width) == (4, 4, 8)
+
+
 def test_a_floor_with_a_unit_on_it_cannot_be_removed(client, demo):
     church_tower = demo.village.structures.get(name="Church tower")
     signed_in(client, demo.designer)

@@ -109,8 +109,10 @@ class ScenarioForm(forms.ModelForm):
                                              "variant, or leave it off")
         if self.instance.pk:
             width, depth = data.get("table_width"), data.get("table_depth")
-            too_wide = [s.name for s in self.instance.structures.all() if width is not None and s.x > width]
-            too_deep = [s.name for s in self.instance.structures.all() if depth is not None and s.y > depth]
+            # The whole footprint, as when a structure is placed: its centre on the table is not enough.
+            structures = [(s, half_extents(s)) for s in self.instance.structures.all()]
+            too_wide = [s.name for s, half in structures if width is not None and s.x + half[0] > width]
+            too_deep = [s.name for s, half in structures if depth is not None and s.y + half[1] > depth]
             if too_wide:
                 self.add_error("table_width", f"{', '.join(too_wide)} would be off the table: move them first")
             if too_deep:

@@ -105,6 +105,21 @@ def test_settings_save_and_refuse_a_table_too_small_for_the_ground(client, demo)
     assert scenario.weather == "mist"
 
 
+def test_a_smaller_table_must_still_hold_every_footprint(client, demo, hill):
+    """A house 8″ wide centred at x 40: its centre fits on a 42″ table, its walls do not."""
+    add(client, hill, "house-stone-1")
+    Structure.objects.filter(scenario=hill).update(x=40, y=10, width=8, depth=5, rotation=0)
+    data = {"name": hill.name, "description": "", "table_width": "42", "table_depth": "36", "ruleset": "dh",
+            "weather": "rain", "fires": "on", "version": str(hill.version)}
+    response = client.post(reverse("scenario_settings", args=[hill.pk]), data)
+    assert response.status_code == 400 and "would be off the table: move them first" in body(response)
+    hill.refresh_from_db()
+    assert hill.table_width == 48
+    assert client.post(reverse("scenario_settings", args=[hill.pk]), {**data, "table_width": "44"}).status_code == 302
+    hill.refresh_from_db()
+    assert hill.table_width == 44
+
+
 # ---------------------------------------------------------------------------------- structures
 
 def test_add_structures_from_templates_with_damage_points_for_the_variant(client, demo, hill):

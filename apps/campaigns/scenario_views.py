@@ -28,7 +28,7 @@ from apps.campaigns.formats import export_scenario, import_scenario
 from apps.campaigns.models import Scenario
 from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
                                            ScenarioForm, StartBattleForm, StartCampaignForm, StructureForm, UnitForm,
-                                           UnitWeaponFormSet, ZoneFormSet)
+                                           UnitWeaponFormSet, ZoneFormSet, half_extents)
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure
@@ -385,9 +385,12 @@ def structure_section(request, pk, sid):
     """A connected section next to this one (Bolt Action builds large buildings from sections)."""
     scenario = editable_scenario(request, pk)
     source = scenario_structure(scenario, sid)
-    x = source.x + source.width
-    if x + source.width / 2 > scenario.table_width:
-        x = max(source.width / 2, source.x - source.width)
+    # Beside it along the table's width, by the box its footprint covers at its rotation (a house
+    # turned a quarter is as wide as it is deep), and wholly on the table.
+    reach = half_extents(source)[0]
+    x = source.x + 2 * reach
+    if x + reach > scenario.table_width:
+        x = max(reach, source.x - 2 * reach)
     with transaction.atomic():
         section = Structure.objects.create(
             scenario=scenario, name=free_name(scenario, f"{source.name} (section)"), kind=source.kind,

@@ -349,6 +349,28 @@ def test_add_a_connected_section(client, demo, hill):
     assert section.x == church.x + church.width and section.floors.count() == church.floors.count()
 
 
+def test_a_section_of_a_turned_structure_stands_beside_it_on_the_table(client, demo, hill):
+    """A house 4″ wide and 8″ deep turned a quarter covers 8″ of the table's width: its section goes
+    8″ along, and back the other way when that would hang off the 48″ table."""
+    add(client, hill, "house-stone-1")
+    house = hill.structures.get()
+    url = reverse("scenario_structure_section", args=[hill.pk, house.pk])
+    Structure.objects.filter(pk=house.pk).update(x=4, y=10, width=4, depth=8, rotation=90)
+    assert client.post(url).status_code == 302
+    section = hill.structures.exclude(pk=house.pk).get()
+    assert (section.x, section.y, section.rotation) == (12, 10, 90)
+    section.delete()
+    Structure.objects.filter(pk=house.pk).update(x=44)
+    assert client.post(url).status_code == 302
+    section = hill.structures.exclude(pk=house.pk).get()
+    assert section.x == 36
+    section.delete()
+    Structure.objects.filter(pk=house.pk).update(x=42)  # 38″ to 46″: 8″ more would hang off
+    assert client.post(url).status_code == 302
+    section = hill.structures.exclude(pk=house.pk).get()
+    assert section.x == 34
+
+
 def test_remove_a_structure(client, demo, hill):
     add(client, hill, "shed")
     shed = hill.structures.get()

@@ -1,7 +1,10 @@
 """The answers every app's views give the same way: the 303 after a POST and the refusal page."""
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponseForbidden
 from django.shortcuts import redirect, render
+from django.views import defaults
 
 
 def see_other(url):
@@ -24,3 +27,14 @@ def permission_denied(request, exception):
     if getattr(request, "htmx", False):
         return HttpResponseForbidden(message, content_type="text/plain; charset=utf-8")
     return refused(request, message)
+
+
+def bad_request(request, exception):
+    """handler400: text pasted into an import form beyond Django's limit on a request's form data is
+    refused before any view runs (the CSRF check reads the form); say so in words, not a bare 400."""
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return refused(request, f"What was sent is more than {limit:,} bytes, so none of it was read. "
+                                "To import a file that large, choose it as a file instead of pasting it.",
+                       status=400, title="Too much text", back=request.path)
+    return defaults.bad_request(request, exception)

@@ -265,3 +265,20 @@ def test_players_cannot_import(client, world):
     assert signed_in(client, world.player).get(reverse("sheet_import")).status_code == 403
     response = client.post(reverse("sheet_import"), {"club": world.club.pk, "text": dumps(loghouse())})
     assert response.status_code == 403 and not BunkerSheet.objects.filter(club=world.club).exists()
+
+
+def test_text_pasted_beyond_the_form_data_limit_is_refused_in_words(world):
+    """Above Django's 2.5 MB of form data the CSRF check cannot read the form: the page says what
+    happened and how to import instead (a campaign file may be up to 20 MB), and nothing is saved."""
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(world.designer)
+    browser.get(reverse("sheet_import"))  # the CSRF cookie, as a browser holds it
+    text = json.dumps({**loghouse(), "note": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1000)})
+    before = BunkerSheet.objects.count()
+    response = browser.post(reverse("sheet_import"), {"club": world.club.pk, "text": text})
+    assert response.status_code == 400
+    page_text = response.content.decode()
+    assert "Too much text" in page_text and "choose it as a file instead of pasting it" in page_text
+    assert BunkerSheet.objects.count() == before

@@ -302,6 +302,9 @@ def clean_floors(path, value, c):
         levels.add(level)
         out.append({"level": level, "is_roof": c.field(d, at, "is_roof", c.boolean, default=False),
                     "openings": c.field(d, at, "openings", clean_openings, c, default=list)})
+    if None not in levels and sorted(levels) != list(range(len(levels))):
+        # The structure page edits floors by level 0, 1, 2…, and a building has no missing storey.
+        c.error(path, f"floor levels must run 0, 1, 2… without a gap, not {', '.join(map(str, sorted(levels)))}")
     roofs = [f["level"] for f in out if f["is_roof"]]
     if roofs and None not in levels and roofs != [max(levels)]:
         c.error(path, "only the top floor can be a flat roof")

@@ -144,6 +144,8 @@ def test_every_error_is_listed_with_its_path_and_nothing_is_saved(demo):
     (lambda d: d["structures"][0].update(connections=[0]), "structures[0].connections[0]", "cannot connect to itself"),
     (lambda d: d["structures"][0].update(connections=[99]), "structures[0].connections[0]", "at most 12"),
     (lambda d: d["structures"][0]["floors"][1].update(level=0), "structures[0].floors[1].level", "listed twice"),
+    (lambda d: d["structures"][0]["floors"][1].update(level=2), "structures[0].floors",
+     "floor levels must run 0, 1, 2… without a gap, not 0, 2"),
     (lambda d: d["structures"][0]["floors"][0]["openings"].append({"side": "front", "kind": "door"}),
      "structures[0].floors[0].openings[5]", "already has a row of doors"),
     (lambda d: d["structures"][0]["floors"][0]["openings"].append({"side": "left", "kind": "made_opening", "count": 2}),

@@ -40,6 +40,8 @@ UNIT_STATE_DEFAULTS = {"models_left": None, "down": False, "pins": 0, "acted": F
                        "morale_check_pending": False, "destroyed": False}
 MAX_ITEMS = 500
 SMALL = 32767  # PositiveSmallIntegerField
+# What the builder's forms take, so an imported scenario can be edited there afterwards.
+MAX_OPENINGS, MAX_WEAPONS = 99, 999
 BIG = 2147483647
 
 
@@ -166,6 +168,10 @@ def clean_rules(path, value, c):
         "weather": f(d, path, "weather", c.choice, tuple(Weather.values), default=Weather.CLEAR),
         "options": f(d, path, "options", clean_options, c, default=dict),
     }
+    if out["collapse_check"] and out["damage_variant"] == 0:
+        # As the scenario's settings say: LG-21 reads the damage taken, which needs damage points.
+        c.error(join(path, "collapse_check"), "a collapse check reads the damage points: set damage_variant "
+                                              "to 1, 2 or 3, or leave it false")
     return out
 
 
@@ -323,7 +329,7 @@ def clean_openings(path, value, c):
             continue
         side = c.field(d, at, "side", c.choice, tuple(Side.values))
         kind = c.field(d, at, "kind", c.choice, tuple(OpeningKind.values))
-        count = c.field(d, at, "count", c.integer, 1, SMALL, default=1)
+        count = c.field(d, at, "count", c.integer, 1, MAX_OPENINGS, default=1)
         if side and kind and (side, kind) in seen:
             c.error(at, f"the {side} side already has a row of {kind.replace('_', ' ')}s: add up the count instead")
         seen.add((side, kind))
@@ -479,7 +485,7 @@ def unit_weapons(path, value, c, weapons, ruleset):
             elif slug in seen:
                 c.error(join(at, "weapon"), f"{show(slug)} is listed twice: add up the count instead")
         seen.add(slug if isinstance(slug, str) else None)
-        out.append({"weapon": weapon, "count": c.field(d, at, "count", c.integer, 1, SMALL, default=1)})
+        out.append({"weapon": weapon, "count": c.field(d, at, "count", c.integer, 1, MAX_WEAPONS, default=1)})
     return out
 
 

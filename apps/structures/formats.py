@@ -442,6 +442,13 @@ def _locations(path, value, c):
         rows = c.field(d, path, facing, c.array, MAX_ROWS)
         at = join(path, facing)
         out[facing] = [_location_row(item(at, i), row, c) for i, row in enumerate(rows or [])]
+        seen = set()
+        for i, row in enumerate(out[facing]):
+            name = (row or {}).get("location")
+            if name and name.strip().lower() in seen:
+                # The card lists a facing's locations by name: a second one of the same name would vanish.
+                c.error(join(item(at, i), "location"), f"{show(name)} is already a location on the {facing} facing")
+            seen.add((name or "").strip().lower())
     top_path = join(path, "top")
     top = c.field(d, path, "top", c.obj, ("av",), ("av",))
     out["top"] = {"av": c.field(top, top_path, "av", c.integer, 0, AV_MAX, null=True)}

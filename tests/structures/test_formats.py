@@ -148,6 +148,8 @@ def test_every_error_is_listed_with_its_path_and_nothing_is_saved(world):
     (lambda d: d.update(name="\ud800"), "name", "not valid Unicode"),
     (lambda d: d.pop("locations"), "locations", "is missing"),
     (lambda d: d["weapons"][0].update(range=12.5), "weapons[0].range", "whole number"),
+    (lambda d: d["locations"]["front"][1].update(location=d["locations"]["front"][0]["location"].upper()),
+     "locations.front[1].location", "is already a location on the front facing"),
 ])
 def test_each_rule_names_its_field(world, change, path, words):
     data = loghouse()

@@ -351,13 +351,15 @@ def turn_context(battle, board, viewer, page=None):
         pass_reason = f"Side {seq.initiative} may not pass: {', '.join(owing)} must check morale first"
     elif lg and seq.initiative not in viewer.sides:
         pass_reason = f"Only side {seq.initiative} may pass now"
+    upkeep_due = battle.status == BattleStatus.IN_PROGRESS and battle.upkeep_turn < battle.turn
     activatable = [u for u in state.units.values()
                    if lg and u.side == seq.initiative and u.side in viewer.sides and not u.destroyed
                    and not u.incapacitated and u.id not in seq.activated]
     last = last_undoable(battle, page)
     return {
         "lg": lg,
-        "upkeep_due": battle.status == BattleStatus.IN_PROGRESS and battle.upkeep_turn < battle.turn,
+        "upkeep_due": upkeep_due,
+        "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,
         "activated": [names.get(u, u) for u in seq.activated],
         "pending": [names.get(u, u) for u in seq.pending_morale],

@@ -32,6 +32,11 @@ def resolve_lg_initiative(state, inp, dice):
     seq, events_on = state.sequence, state.options.uncontrolled_events
     if seq.rolled:
         refuse("action", "lg_initiative", f"initiative was already rolled in turn {state.turn}")
+    if state.upkeep_turn < state.turn:
+        # A turn opens with its upkeep (fires grow, burning structures attack, collapse checks), then
+        # initiative; "End turn" runs both in order, a turn ended by four passes leaves the upkeep to its
+        # own button, so the players may still roll its dice themselves.
+        refuse("action", "lg_initiative", f"run the start-of-turn upkeep for turn {state.turn} first")
     a, b = seq.sides
     ties, rolls = 0, []
     while True:

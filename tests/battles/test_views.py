@@ -934,6 +934,7 @@ def lg(db):
 
 
 def test_laser_grenadiers_initiative_pass_and_activate(client, lg):
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1)  # turn 1's upkeep done: initiative next
     signed(client, lg.organiser)
     turns = text_of(client.get(url(lg, "battle")), "turns")
     assert "Roll initiative" in turns and "not rolled yet" in turns
@@ -983,8 +984,10 @@ def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
     house = lg.structure("House", floors=1, damage_max=10, damage_taken=5)
     signed(client, lg.alice)
     turns = page(client.get(url(lg, "battle"))).find("turns")
-    assert turns.find("dice-lg_initiative") is not None and turns.find("dice-upkeep") is not None
-    assert "Side A's d10, then side B's" in turns.text()
+    assert turns.find("dice-upkeep") is not None
+    # The turn opens with its upkeep: initiative waits for it, and says so on its button.
+    assert turns.find("dice-lg_initiative") is None
+    assert turns.find("why-lg_initiative").text() == "Run the start-of-turn upkeep for turn 1 first"
 
     def press(action, dice):
         return client.post(url(lg, "battle_turn"), {"action": action, "dice_mode": "player", "dice": dice,
@@ -1008,6 +1011,8 @@ def test_players_roll_their_own_dice_for_initiative_and_upkeep(client, lg):
     entry = LogEntry.objects.get(battle=lg.battle, action="upkeep")
     assert entry.dice[0]["faces"] == [9] and entry.dice[0]["source"] == "player"
     assert Structure.objects.get(pk=house.pk).collapsed  # stands only on 1–5
+    turns = page(client.get(url(lg, "battle"))).find("turns")
+    assert turns.find("dice-lg_initiative") is not None and "Side A's d10, then side B's" in turns.text()
     answer = press("lg_initiative", "4.4 2, 8")  # a tie, then B's 8 against A's 2
     entry = LogEntry.objects.get(battle=lg.battle, action="lg_initiative")
     assert [r["faces"] for r in entry.dice] == [[4], [4], [2], [8]] and {r["source"] for r in entry.dice} == {"player"}

@@ -17,7 +17,9 @@ def play(state, key, inputs=None, dice=()):
 def game(events=False, fireteams=False, **kw):
     units = [unit("a1", "A", models=1, fireteam="red"), unit("a2", "A", models=1, fireteam="red"),
              unit("a3", "A", models=1), unit("b1", "B", models=1), unit("b2", "B", models=1)]
-    return battle("lg", [], units, uncontrolled_events=events, fireteam_initiative=fireteams, **kw)
+    # Turn 1's upkeep done: initiative comes after it (tested below).
+    return replace(battle("lg", [], units, uncontrolled_events=events, fireteam_initiative=fireteams, **kw),
+                   upkeep_turn=1)
 
 
 def test_lowest_roll_wins():
@@ -146,3 +148,20 @@ def test_turn_cannot_end_while_morale_is_owed():
         state, _ = play(state, "lg_pass") if state.sequence.initiative == "A" else \
             play(state, "lg_activate", {"unit": "b1"})
     assert state.turn == 1
+
+
+def test_a_turn_opens_with_its_upkeep_then_initiative():
+    """Fires grow and collapse checks come at the start of the turn, before the sides roll for it: a turn
+    ended by four passes must run its upkeep before the next initiative, as "End turn" does."""
+    state = game().replace(upkeep_turn=0)
+    with pytest.raises(ActionRefused, match="run the start-of-turn upkeep for turn 1 first"):
+        resolve("lg_initiative", state, {}, ScriptedDice([3, 7]))
+    state, _ = play(state, "upkeep")
+    state, _ = play(state, "lg_initiative", dice=[3, 7])
+    for _ in range(4):
+        state, _ = play(state, "lg_pass")
+    assert state.turn == 2 and state.upkeep_turn == 1
+    with pytest.raises(ActionRefused, match="for turn 2 first"):
+        resolve("lg_initiative", state, {}, ScriptedDice([3, 7]))
+    state, _ = play(state, "upkeep")
+    assert play(state, "lg_initiative", dice=[9, 2])[0].sequence.initiative == "B"

@@ -787,7 +787,7 @@ def damage_follow_ups(battle, entry, state):
                 if e["type"] == "crew_hits" and e.get("n") and (s := state.structures.get(e["target"])) is not None]
     if battle.ruleset != "ba":
         return []
-    links = []
+    links = tank_in_the_rubble(battle, entry, state)
     for effect in (entry.outcome or {}).get("effects", []):
         unit = state.units.get(effect["target"])
         if effect["type"] != "hits" or not effect.get("n") or unit is None or unit.destroyed:
@@ -798,6 +798,21 @@ def damage_follow_ups(battle, entry, state):
         links.append(SimpleNamespace(label=f"Roll damage: {effect['n']} hit{pluralize(effect['n'])} on {unit.label}",
                                      query=urlencode({k: v for k, v in query.items() if v})))
     return links
+
+
+def tank_in_the_rubble(battle, entry, state):
+    """A tank that brought a building down halts in its rubble (BA-47): the rules know no positions, so
+    the answer offers to record it there, the Move form filled in with the spot the building stood on."""
+    effects = (entry.outcome or {}).get("effects", [])
+    tank = next((state.units.get(e["target"]) for e in effects if e["type"] == "went_down"), None)
+    fell = next((e["target"] for e in effects if e["type"] == "collapse"), None)
+    if entry.action != "ba_tank_ram" or tank is None or tank.destroyed or fell is None:
+        return []
+    spot = battle.structures.filter(pk=_int(fell[1:])).values("x", "y", "name").first()
+    if spot is None:
+        return []
+    query = {"action": "move", "unit": tank.id, "x": f"{float(spot['x']):g}", "y": f"{float(spot['y']):g}"}
+    return [SimpleNamespace(label=f"Record {tank.label} in the rubble of {spot['name']}", query=urlencode(query))]
 
 
 def _form_again(request, battle, data, error=None):

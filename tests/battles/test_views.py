@@ -1453,3 +1453,21 @@ def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg)
     assert with_laser.find("field-mode") is None
     assert "pulse" not in with_laser.find("attack-form").text().lower()
     assert with_laser.find("odds").find_all("li", cls="odds-row") or "Nothing can come" in with_laser.find("odds").text()
+
+
+def test_a_tank_that_brings_a_building_down_is_offered_its_place_in_the_rubble(client, w):
+    """BA-47: the tank halts in the rubble. The answer offers the Move form filled in with the spot the
+    house stood on; recording it puts the tank there."""
+    tank = w.unit("A", "Tiger", kind="vehicle", tank_class="heavy", x=30, y=40, models=1)
+    signed(client, w.alice)
+    answer = client.post(url(w, "battle_resolve"), {
+        "action": "ba_tank_ram", "tank": uid(tank), "structure": sid(w.house), "dice_mode": "player",
+        "dice_0": "6", "dice_1": "1", "dice_2": "1", "dice_3": "1", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Structure.objects.get(pk=w.house.pk).collapsed
+    link = next(a for a in page(answer).find("attack-form").find_all("a") if "rubble" in a.text())
+    assert link.text().strip() == "Record Tiger in the rubble of Brick house"
+    query = {k: v[0] for k, v in parse_qs(link.attrs["hx-get"].split("?", 1)[1]).items()}
+    assert query == {"action": "move", "unit": uid(tank), "x": "30", "y": "20"}
+    client.post(url(w, "battle_resolve"), {**query, "client_token": str(uuid.uuid4())}, **HTMX)
+    tank.refresh_from_db()
+    assert (float(tank.x), float(tank.y), tank.floor_id) == (30, 20, None)

@@ -195,18 +195,7 @@ def _write_back(battle, campaign):
         if original is None:
             continue
         original.models_left, original.destroyed = unit.models_left, unit.destroyed
-        # Where the battle left it: the same floor of the campaign's structure, or its spot on the table
-        # (a squad that fled a burning barn is not back inside it next session).
-        floor = floors.get((unit.floor.structure.origin_id, unit.floor.level)) if unit.floor_id else None
-        where = grounds[floor.structure_id] if floor is not None else None
-        original.floor = floor
-        # A unit is on a floor or on the table, never both (a squad that moved into the cottage).
-        original.x, original.y = (None, None) if floor is not None else (unit.x, unit.y)
-        if original.destroyed or (where is not None and (where.collapsed or where.destroyed)):
-            # Nobody holds a floor of rubble, and the dead hold nothing.
-            if where is not None:
-                original.x, original.y = where.x, where.y
-            original.floor = None
+        original.floor, original.x, original.y = _place(unit, floors, grounds)
         changed.append(original)
     _move_units(changed)
 
@@ -215,11 +204,27 @@ def _write_back(battle, campaign):
     created = []
     for unit in units:
         if unit.origin_id is None and not unit.destroyed and unit.army.side in armies:
+            # Where the battle left it, as for every other unit: a section that took cover in the barn
+            # is in the barn next session, not nowhere.
+            floor, x, y = _place(unit, floors, grounds)
             created.append(Unit.objects.create(
                 army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
-                models_start=unit.models_start, models_left=unit.models_left, x=unit.x, y=unit.y,
+                models_start=unit.models_start, models_left=unit.models_left, floor=floor, x=x, y=y,
             ).pk)
     return created
+
+
+def _place(unit, floors, grounds):
+    """Where the battle left `unit`, on the campaign's ground: (floor, x, y)."""
+    # The same floor of the campaign's structure, or its spot on the table (a squad that fled a
+    # burning barn is not back inside it next session).
+    floor = floors.get((unit.floor.structure.origin_id, unit.floor.level)) if unit.floor_id else None
+    where = grounds[floor.structure_id] if floor is not None else None
+    if unit.destroyed or (where is not None and (where.collapsed or where.destroyed)):
+        # Nobody holds a floor of rubble, and the dead hold nothing.
+        return (None, where.x, where.y) if where is not None else (None, unit.x, unit.y)
+    # A unit is on a floor or on the table, never both (a squad that moved into the cottage).
+    return (floor, None, None) if floor is not None else (None, unit.x, unit.y)
 
 
 def _move_units(units):

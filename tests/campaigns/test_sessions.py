@@ -222,3 +222,23 @@ def test_a_session_that_has_begun_is_not_discarded(campaign):
 def test_nothing_to_reopen_is_a_clear_refusal(campaign):
     with pytest.raises(ActionRefused, match="No finished battle"):
         services.reopen_last(campaign_id=campaign["campaign"].pk, user=campaign["org"])
+
+
+def test_a_crew_section_born_in_a_battle_keeps_the_floor_it_moved_into(campaign):
+    """A section that left its fortification and took cover in the house joins the roster in the
+    house, not off the table."""
+    c = campaign["campaign"]
+    battle = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    battles.start(battle_id=battle.pk, user=campaign["org"])
+    greys = Army.objects.get(battle=battle, side="B")
+    # As the rules' "crew leaves its fortification" makes it: no origin, just outside the bunker.
+    section = Unit.objects.create(army=greys, name="Loghouse crew 1", models_start=2, models_left=2,
+                                  x=Decimal("30"), y=Decimal("12.5"))
+    house = battle_copy(battle, campaign["house"])
+    battles.perform(battle_id=battle.pk, user=campaign["bob"], action="move",
+                    inputs={"unit": f"u{section.pk}", "structure": f"s{house.pk}", "floor": "0"})
+    services.finish_battle(battle_id=battle.pk, user=campaign["org"], winner="B")
+    joined = Unit.objects.get(army__campaign=c, name="Loghouse crew 1")
+    assert (joined.floor, joined.x, joined.y) == (campaign["house"].floors.get(level=0), None, None)
+    two = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    assert Unit.objects.get(army__battle=two, name="Loghouse crew 1").floor.structure == battle_copy(two, campaign["house"])

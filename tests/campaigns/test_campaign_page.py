@@ -171,6 +171,19 @@ def test_rosters_show_losses_and_strike_through_destroyed_units(client, demo):
     assert "in Brick townhouse, ground floor" in text_of(response, "roster-B")
 
 
+def test_experience_is_shown_only_where_the_rules_read_it_and_breach_progress_is(client, demo):
+    """Bolt Action reads a unit's experience (its damage roll); the other rulesets do not, so their
+    rosters leave it out. A wall's breach progress carries across sessions: the ground shows it."""
+    response = signed(client, demo.alice).get(campaign_url(demo))
+    assert "· regular" in text_of(response, "roster-A")
+    house = demo.structure("Brick townhouse")
+    Structure.objects.filter(pk=house.pk).update(breach_needed=3, breach_scored=2)
+    Campaign.objects.filter(pk=demo.campaign.pk).update(ruleset="lg")
+    response = signed(client, demo.alice).get(campaign_url(demo))
+    assert "regular" not in text_of(response, "roster-A")
+    assert "Breach 2/3 attacks" in body(response)
+
+
 def test_tally_counts_wins_losses_and_what_was_knocked_down(client, demo):
     finish_first_session(demo)
     two = services.start_session(campaign_id=demo.campaign.pk, user=demo.organiser)

@@ -229,6 +229,54 @@
     });
     if (last) last.dispatchEvent(new Event("change", { bubbles: true }));
   });
+  // A keyboard (or screen reader) user's focus sits on the control that asked: Resolve, End turn,
+  // Undo, a follow-up link. The answer replaces the panel holding it, and htmx puts the focus back
+  // only on an element with an id, so it fell to <body> and the next Tab started at the top of the
+  // page. Put it on the same control in the new panel (same name and value, data-action or words),
+  // else on the panel's first invalid field or its heading.
+  var PANELS = { "attack-form": "attack-title", turns: "turns-title", card: "card-title" };
+  var lost = null;
+  function describe(el) {
+    var panel = null;
+    Object.keys(PANELS).forEach(function (id) {
+      var p = document.getElementById(id);
+      if (p && p.contains(el)) panel = id;
+    });
+    if (!panel) return null;
+    return { el: el, panel: panel, tag: el.tagName, name: el.getAttribute("name"), value: el.getAttribute("value"),
+             action: el.getAttribute("data-action"), text: (el.textContent || "").trim() };
+  }
+  function sameControl(d, el) {
+    if (el.tagName !== d.tag) return false;
+    if (d.name) return el.getAttribute("name") === d.name && (d.value === null || el.getAttribute("value") === d.value);
+    if (d.action) return el.getAttribute("data-action") === d.action;
+    // A button or link by its words: "Undo #8" is not the "Undo #9" that was tapped.
+    return (el.textContent || "").trim() === d.text;
+  }
+  // Noted before the request too: hx-disabled-elt disables the tapped button, which drops its focus.
+  function noteFocus() {
+    var active = document.activeElement;
+    if (active && active !== document.body) lost = describe(active);
+  }
+  document.addEventListener("htmx:beforeRequest", noteFocus);
+  document.addEventListener("htmx:beforeSwap", noteFocus);
+  document.addEventListener("htmx:afterSettle", function () {
+    var d = lost;
+    lost = null;
+    if (!d || d.el.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
+    var panel = document.getElementById(d.panel);
+    if (!panel) return;
+    var candidates = Array.prototype.filter.call(panel.querySelectorAll(d.tag), function (el) {
+      return !el.disabled && el.getClientRects().length && sameControl(d, el);
+    });
+    var to = candidates[0] || panel.querySelector('[aria-invalid="true"]');
+    if (!to) {
+      to = document.getElementById(PANELS[d.panel]) || panel;
+      to.setAttribute("tabindex", "-1");
+    }
+    to.focus({ preventScroll: true });
+  });
+
   document.addEventListener("htmx:afterSettle", function () {
     var form = document.getElementById("attack-form");
     if (!typed || !form) return;

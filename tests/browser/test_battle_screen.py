@@ -568,3 +568,31 @@ def test_a_lost_answer_says_so_and_the_same_tap_again_resolves_once(live_server,
     made = [p for p in reported[quiet_until:] if cut.search(p)]
     assert made, "cutting the connection off went unreported: the filter below would hide nothing"
     reported[quiet_until:] = [p for p in reported[quiet_until:] if p not in made]
+
+
+def test_the_keyboard_focus_stays_on_the_control_whose_answer_replaced_its_panel(live_server, demo, watch):
+    """With a keyboard (or a screen reader) the focus is on the control that asked. Its answer replaces
+    the panel around it (the attack form, the turn panel): the focus must land on the same control in
+    the new panel, or on the panel's heading when that control is gone, never on <body>, from where
+    the next Tab starts again at the top of the page."""
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    alice.on("dialog", lambda dialog: dialog.accept())
+
+    alice.focus("button.resolve")
+    with swapped(alice, "#attack-form"):
+        alice.keyboard.press("Enter")  # nothing chosen: the form comes back with its errors
+    expect(alice.locator("#attack-form .not-resolved")).to_be_visible()
+    expect(alice.locator("button.resolve")).to_be_focused()
+
+    alice.focus('button[data-action="end_turn"]')
+    with swapped(alice, "#turns"):
+        alice.keyboard.press("Enter")
+    expect(alice.locator("#turns-title")).to_have_text(f"Turn {demo.turn + 1}")
+    expect(alice.locator('button[data-action="end_turn"]')).to_be_focused()
+
+    alice.focus("button.undo-button")
+    with swapped(alice, "#turns"):
+        alice.keyboard.press("Enter")  # the Undo button it was is gone with what it undid
+    expect(alice.locator("#turns-title")).to_have_text(f"Turn {demo.turn}")
+    expect(alice.locator("#turns-title")).to_be_focused()

@@ -127,12 +127,18 @@
     markSelected();
   });
 
-  // "Target" in the structure list is far below the card it opens: bring the card into view.
+  // "Target" in the structure list is far below the card it opens: bring the card into view, and the
+  // focus with it (its heading), or the next Tab would jump back down to the structure list.
   document.addEventListener("htmx:afterSwap", function (event) {
     var from = event.detail.requestConfig && event.detail.requestConfig.elt;
     if (from && from.classList && from.classList.contains("target-link")) {
       var card = document.getElementById("card");
       if (card) card.scrollIntoView({ block: "start" });
+      var title = document.getElementById("card-title");
+      if (title && from === document.activeElement) {
+        title.setAttribute("tabindex", "-1");
+        title.focus({ preventScroll: true });
+      }
     }
   });
 

@@ -596,3 +596,17 @@ def test_the_keyboard_focus_stays_on_the_control_whose_answer_replaced_its_panel
         alice.keyboard.press("Enter")  # the Undo button it was is gone with what it undid
     expect(alice.locator("#turns-title")).to_have_text(f"Turn {demo.turn}")
     expect(alice.locator("#turns-title")).to_be_focused()
+
+
+def test_target_in_the_structure_list_takes_the_keyboard_focus_to_the_card(live_server, demo, watch):
+    """"Target" far down the structure list scrolls the card it opens into view; the focus goes with
+    it, so the next Tab is in the card and the attack form, not back down the list."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    alice.focus(f'#structure-{townhouse.pk} .target-link')
+    with swapped(alice, "#card"):
+        alice.keyboard.press("Enter")
+    expect(alice.locator("#card-title")).to_have_text("Brick townhouse")
+    expect(alice.locator("#card-title")).to_be_focused()
+    expect(alice.locator("#card-title")).to_be_in_viewport()

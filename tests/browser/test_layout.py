@@ -70,3 +70,18 @@ def test_the_message_of_an_action_that_lands_far_down_the_page_is_on_screen(live
         row.locator("select[name=role]").select_option("player")  # back, for the next width
         with page.expect_navigation():
             row.get_by_role("button", name="Change role").click()
+
+
+@pytest.mark.parametrize("width", [320, 640])
+def test_the_campaign_page_fits_the_narrowest_phone_and_two_columns(live_server, demo, watch, width):
+    """At 320 px a session's title once pushed its card off the screen and the menu broke its words
+    ("Club / s"); at 640 px (two cards a row) the tally's table was wider than its card. The page
+    never scrolls sideways: a table too wide scrolls inside its card."""
+    page = watch("demo")
+    page.set_viewport_size({"width": width, "height": 800})
+    sign_in(page, live_server.url, "demo")
+    page.goto(live_server.url + reverse("campaign", args=[demo.campaign_id]))
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    heights = page.evaluate("""() => Array.from(document.querySelectorAll('.site-nav > a, .menu > summary'))
+                                 .map(el => el.getBoundingClientRect().height)""")
+    assert heights and max(heights) < 60, heights  # one line each: no word broken over two

@@ -207,7 +207,8 @@ def test_units_on_one_spot_are_drawn_apart(client, w):
     """The rifles and the pioneers stand on the same spot: two markers, each still titled."""
     Unit.objects.filter(pk=w.pioneers.pk).update(x=10, y=5)
     html = body(signed(client, w.alice).get(url(w, "battle")))
-    markers = re.findall(r'<circle class="map-unit side-(\w)" cx="([\d.]+)" cy="([\d.]+)" r="1"><title>([^<]+)</title>', html)
+    markers = re.findall(r'<circle class="map-unit side-(\w)" cx="([\d.]+)" cy="([\d.]+)" r="1" role="img" '
+                         r'aria-label="[^"]+"><title>([^<]+)</title>', html)
     spots = {name: (float(x), float(y)) for _, x, y, name in markers}
     rifles, pioneers = spots["Rifles (side A)"], spots["Pioneers (side B)"]
     assert rifles == (10, 5) and pioneers != rifles and math.dist(rifles, pioneers) >= 2
@@ -1393,9 +1394,10 @@ def test_players_of_a_battle_being_set_up_are_told_who_starts_it(client, w):
 
 
 def test_units_in_the_open_carry_their_initials_on_the_map(client, w):
-    """A phone shows no hover title: the dot says whose it is."""
+    """A phone shows no hover title: the dot says whose it is; a screen reader reads its name."""
     html = body(signed(client, w.alice).get(url(w, "battle")))
-    assert re.search(r'<circle class="map-unit side-A" cx="30" cy="5" r="1"><title>Field gun \(side A\)</title></circle>'
+    assert re.search(r'<circle class="map-unit side-A" cx="30" cy="5" r="1" role="img" aria-label="Field gun \(side A\)">'
+                     r'<title>Field gun \(side A\)</title></circle>'
                      r'<text class="map-unit-initials" x="30" y="5" aria-hidden="true">FG</text>', html)
 
 

@@ -5,6 +5,7 @@ lock its structures and units, call the rules, write back what changed, append t
 bump the battle's version.
 """
 
+import math
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -64,6 +65,7 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         raise UnknownReference("action", action, f"{action!r} is not an action of this battle's ruleset")
     state = snapshot.state
     inputs = {k: v for k, v in (inputs or {}).items() if v not in (None, "")}
+    _finite_numbers(spec, inputs)
     mine = _army_side_ids(snapshot, user)
     if not mine:
         raise ActionRefused("action", action, "only the players of this battle and the club's organisers may act")
@@ -126,6 +128,21 @@ def prepare(snapshot, user, action, inputs, attacker=None):
     if side is None and len(mine) == 1:
         side = next(iter(mine))  # the log says whose action it was, even with no unit named
     return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
+
+
+def _finite_numbers(spec, inputs):
+    """"nan" and "inf" parse as floats, and NaN passes every bound the rules check (each comparison is
+    false): a spot at x = NaN got as far as the database write and failed there with a 500. Refused here,
+    next to the field, like any other number out of bounds."""
+    for f in spec.fields:
+        if f.type != "float" or f.name not in inputs:
+            continue
+        try:
+            number = float(str(inputs[f.name]).strip())
+        except ValueError:
+            continue  # not a number at all: the rules' own check says so
+        if not math.isfinite(number):
+            raise InputError(f.name, inputs[f.name], f"{f.label} must be a number, not {inputs[f.name]!r}")
 
 
 def _on_the_table(battle, inputs):

@@ -306,3 +306,16 @@ def test_a_club_using_its_own_order_dice_may_switch_action_tracking_off(ba):
         services.perform(battle_id=ba.battle.pk, user=ba.alice, action="ba_he", inputs=he_inputs(ba),
                          attacker=f"u{ba.gun.pk}", dice_values=["1", "1"])
     assert LogEntry.objects.filter(battle=ba.battle).count() == 2
+
+
+@pytest.mark.parametrize("field, value", [("x", "nan"), ("y", "NaN"), ("x", "-nan"), ("y", "inf")])
+def test_a_spot_that_is_not_a_finite_number_is_refused_by_its_field(ba, field, value):
+    """NaN passes every bound (each comparison is false): it reached the database write and failed
+    there with a 500. It is refused next to its field, and nothing changes."""
+    spot = {"unit": f"u{ba.gun.pk}", "x": "10", "y": "10", field: value}
+    before = state_of(ba.battle)
+    with pytest.raises(InputError) as refused:
+        services.perform(battle_id=ba.battle.pk, user=ba.alice, action="move", inputs=spot)
+    assert refused.value.field == field
+    assert state_of(ba.battle) == before
+    assert not LogEntry.objects.filter(battle=ba.battle).exists()

@@ -58,6 +58,10 @@ if not DEBUG and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is not set: list the host names this server answers to (comma-separated).")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 CSRF_FAILURE_VIEW = "config.views.csrf_failure"
+# `manage.py demo` gives its five accounts the README's public password only in development. With
+# DEBUG=0 (a server others can reach: the demo is also how the reference data gets loaded there)
+# each new demo account gets a random password, printed once by the command.
+DEMO_PUBLIC_PASSWORD = DEBUG
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -386,3 +386,34 @@ def test_copying_from_a_battle_starts_the_next_session(battle):
         army__battle=battle).count()
     barn = nxt.structures.get(name="Thatched barn")
     assert barn.burning and barn.origin.battle == battle
+
+
+def test_with_debug_off_the_demo_accounts_do_not_get_the_public_password(empty_db, settings, client):
+    """The demo is also how a production server gets its reference data (materials, weapons, library
+    sheets). There the README's public password would let anyone in as the demo's organisers: each
+    account gets a random password instead, shown once in the command's output."""
+    settings.DEMO_PUBLIC_PASSWORD = False
+    out = run_demo()
+    assert PASSWORD not in out
+    for username in [*DEMO_USERS, "olga"]:
+        assert not client.login(username=username, password=PASSWORD), username
+        line = next(line for line in out.splitlines() if line.split()[:1] == [username])
+        assert client.login(username=username, password=line.split()[1]), username
+        client.logout()
+    # A second run creates no accounts, so it shows no passwords (nor a password that was never set).
+    assert "passwords" not in run_demo().lower()
+
+
+def test_production_settings_keep_the_demo_password_private():
+    import subprocess
+    import sys
+
+    from tests.test_settings import PRODUCTION, ROOT, fresh_env
+
+    code = ("import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); django.setup(); "
+            "from django.conf import settings; print(settings.DEMO_PUBLIC_PASSWORD)")
+    production = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=fresh_env(**PRODUCTION),
+                                capture_output=True, text=True, timeout=60)
+    development = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=fresh_env(), capture_output=True,
+                                 text=True, timeout=60)
+    assert (production.stdout.strip(), development.stdout.strip()) == ("False", "True"), production.stderr

@@ -8,6 +8,7 @@ all inside one transaction, so an interrupted run leaves nothing half-built.
 
 import json
 import re
+import secrets
 from decimal import Decimal
 
 from django.conf import settings
@@ -171,6 +172,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         self.verbosity = options["verbosity"]
+        # The README's password is public: on a production server (DEBUG=0) anyone could sign in as
+        # the demo's organisers with it. There each account the demo creates gets its own random one.
+        self.public = getattr(settings, "DEMO_PUBLIC_PASSWORD", False)
+        self.passwords = {}
         try:
             with transaction.atomic():
                 reference_changed = self.load_reference_data()
@@ -196,9 +201,16 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo created: {' and '.join(built)}.")
         if not reference_changed and not built:
             self.stdout.write("Nothing changed: the reference data and the demo are already loaded.")
-        self.stdout.write(f"\nOpen {URL} and sign in with password {PASSWORD!r}:")
-        for username, role in SIGN_INS:
-            self.stdout.write(f"  {username:<6} {role}")
+        if self.public:
+            self.stdout.write(f"\nOpen {URL} and sign in with password {PASSWORD!r}:")
+            for username, role in SIGN_INS:
+                self.stdout.write(f"  {username:<6} {role}")
+        elif self.passwords:
+            self.stdout.write("\nDEBUG is off, so the demo accounts did not get the public password. Their "
+                              "passwords, shown only this once:")
+            for username, role in SIGN_INS:
+                if username in self.passwords:
+                    self.stdout.write(f"  {username:<6} {self.passwords[username]}  {role}")
 
     # Reference data ---------------------------------------------------------------------------
 
@@ -250,7 +262,10 @@ class Command(BaseCommand):
             username=username, defaults={"first_name": username.capitalize()}
         )
         if created:
-            user.set_password(PASSWORD)
+            password = PASSWORD if self.public else secrets.token_urlsafe(12)
+            if not self.public:
+                self.passwords[username] = password
+            user.set_password(password)
             user.save(update_fields=["password"])
         elif self.verbosity:
             self.stdout.write(f"User {username} already existed; its password was left as it was.")

@@ -153,8 +153,9 @@ def army_club_id(army):
 
 def watcher_role(user_id, battle_id):
     """The club role of a battle's watcher, known only by id (the poll token carries no session),
-    or None once they are no longer a member of the battle's club. One query."""
-    return (Membership.objects.filter(user_id=user_id, club__battles__pk=battle_id)
+    or None once they are no longer a member of the battle's club, or their account was deactivated
+    (signing in and every page refuse it; the token outlives that by up to 12 hours). One query."""
+    return (Membership.objects.filter(user_id=user_id, user__is_active=True, club__battles__pk=battle_id)
             .values_list("role", flat=True).first())
 
 

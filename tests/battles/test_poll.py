@@ -95,6 +95,17 @@ def test_a_changed_battle_is_checked_against_membership(client, w):
     assert response.status_code == 403
 
 
+def test_a_deactivated_account_watches_no_more(client, w):
+    """An account switched off (is_active=False: a member who left on bad terms, a stolen account) is
+    refused by every page at once; its open battle page's poll token, good for 12 hours, must not keep
+    sending it the battle."""
+    params = held(w)
+    attack(w)
+    type(w.alice).objects.filter(pk=w.alice.pk).update(is_active=False)
+    response = client.get(poll_url(w), params, **HTMX)
+    assert response.status_code == 403
+
+
 def test_changed_returns_the_new_entry_the_header_and_what_the_entry_changed(client, w):
     barn = w.structure("Barn", x=60, y=40)
     params = held(w, card=sid(w.house))

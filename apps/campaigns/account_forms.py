@@ -154,10 +154,15 @@ class ClubForm(forms.ModelForm):
         return name
 
 
+# Addresses under /clubs/ that are pages of their own: a club named "New" must not be hidden behind
+# the new-club form.
+RESERVED_SLUGS = frozenset({"new"})
+
+
 def unique_club_slug(name):
     base = slugify(name)[:50] or "club"
     slug, n = base, 2
-    while Club.objects.filter(slug=slug).exists():
+    while slug in RESERVED_SLUGS or Club.objects.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
     return slug
 

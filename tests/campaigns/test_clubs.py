@@ -76,6 +76,13 @@ def test_creating_a_club_makes_its_creator_the_organiser(c):
     assert list(club.memberships.values_list("user__username", "role")) == [("newbie", Role.ORGANISER)]
 
 
+def test_a_club_named_new_gets_its_own_page_not_the_new_club_form(c):
+    response = as_(c.newbie).post(reverse("club_new"), {"name": "New"})
+    club = Club.objects.get(name="New")
+    assert club.slug == "new-2" and response["Location"] == reverse("club", args=["new-2"]) + "#invites"
+    assert "New" in body(as_(c.newbie).get(reverse("club", args=[club.slug])))
+
+
 def test_a_club_needs_a_name(c):
     before = snapshot()
     response = as_(c.newbie).post(reverse("club_new"), {"name": "  ¡¿  "})

@@ -91,6 +91,29 @@ def claim_attempt(username, ip, now=None):
         return SignInFailure.objects.create(username=username, ip=ip, at=now)
 
 
+# Wrong invitation codes count with the failed sign-ins of their address: eight letters are many,
+# but not so many that they may be guessed without end. Never a user name (Django's allow no "#").
+WRONG_CODE = "#invitation-code"
+
+
+def code_guessing_paused(ip, now=None):
+    """Why this address may not try another invitation code now, or None."""
+    if ip is None:
+        return None
+    now = now or timezone.now()
+    recent = SignInFailure.objects.filter(ip=ip, at__gte=now - WINDOW)
+    if recent.count() < PER_IP:
+        return None
+    oldest = recent.order_by("at").values_list("at", flat=True).first()
+    return (f"Too many wrong codes or failed sign-ins from your network: trying codes from here is paused. "
+            f"Try again in {_minutes_left(oldest, now)}.")
+
+
+def count_wrong_code(ip, now=None):
+    if ip is not None:
+        SignInFailure.objects.create(username=WRONG_CODE, ip=ip, at=now or timezone.now())
+
+
 def clear_attempts(username):
     """A successful sign-in wipes the user name's count (its own attempt included)."""
     SignInFailure.objects.filter(username=username).delete()

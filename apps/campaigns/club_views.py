@@ -16,8 +16,9 @@ from django.views.decorators.http import require_POST
 from apps.battles import watch
 from apps.battles.models import Battle
 from apps.campaigns import permissions
-from apps.campaigns.account_forms import (ClubForm, InviteForm, JoinForm, RoleForm, SpectatorLinkForm, invite_lookup,
-                                          normalise_code, pretty_code, unique_club_slug)
+from apps.campaigns.account_forms import (ClubForm, InviteForm, JoinForm, RoleForm, SpectatorLinkForm, client_ip,
+                                          code_guessing_paused, count_wrong_code, invite_lookup, normalise_code,
+                                          pretty_code, unique_club_slug)
 from apps.campaigns.models import Club, Invite, Membership, Role, SpectatorLink
 from config.responses import refused, see_other
 
@@ -135,8 +136,14 @@ def join(request):
 def join_code(request, code):
     """The invitation: who invites you and as what; joining is a POST by a signed-in person."""
     code = normalise_code(code)
+    ip = client_ip(request)
+    paused = code_guessing_paused(ip)
+    if paused:
+        return render(request, "clubs/join.html", {"form": JoinForm(initial={"code": code}), "problem": paused},
+                      status=429)
     invite = invite_lookup(code)
     if invite is None:
+        count_wrong_code(ip)
         return render(request, "clubs/join.html", {
             "form": JoinForm(initial={"code": code}),
             "problem": "No invitation has this code. Check it with whoever gave it to you.",

@@ -192,6 +192,21 @@ def test_joining_by_link_gives_the_invitations_role(c):
     assert made.uses == 1
 
 
+def test_invitation_codes_cannot_be_guessed_without_end(c):
+    """Twenty wrong codes from one address in 15 minutes pause trying codes from it: then even a right
+    code is refused, with why and for how long, and nobody joins. Another address is not paused."""
+    made = invite(c)
+    client = as_(c.newbie)
+    for i in range(20):
+        assert client.get(reverse("join_code", args=[f"WRONGAA{chr(65 + i)}"]),
+                          REMOTE_ADDR="203.0.113.9").status_code == 404
+    refused = client.post(reverse("join_code", args=[made.code]), REMOTE_ADDR="203.0.113.9")
+    assert refused.status_code == 429 and "trying codes from here is paused" in body(refused)
+    assert not Membership.objects.filter(user=c.newbie).exists()
+    elsewhere = client.post(reverse("join_code", args=[made.code]), REMOTE_ADDR="198.51.100.7")
+    assert elsewhere.status_code == 303 and Membership.objects.filter(user=c.newbie, club=c.club).exists()
+
+
 def test_typing_the_code_in_any_case_with_a_dash_or_spaces(c):
     made = invite(c)
     client = as_(c.newbie)

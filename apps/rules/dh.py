@@ -442,6 +442,10 @@ def resolve_dh_leave(state, inp, dice):
         while uid in state.units:
             uid += "x"
         effects.append(Effect("unit_created", uid, base + (i < extra), ref=s.id, note=f"{s.label} crew {i + 1}"))
+        if crew.pins:
+            # The crew is one unit (DH-6): its pin markers go out with it, e.g. a 9–10 result's survivors
+            # "Routed (3 Pin markers and Rout 9")" stay routed infantry (A-DH-14).
+            effects.append(Effect("pin", uid, crew.pins))
     carried = f"; they take {', '.join(lmgs)}" if lmgs else "; every other weapon is abandoned"
     return effects, f"{crew.men} men leave {s.label} as {k} section(s) of " \
                     f"{'/'.join(str(base + (i < extra)) for i in range(k))}: rifles and grenades, one leader with " \

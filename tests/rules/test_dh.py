@@ -315,3 +315,15 @@ def test_summaries_read_as_sentences():
     assert "1 natural 1, 1 hit;" in small.summary
     gun = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice([1, 10, 6, *MISS]))
     assert "Guts Check. 2 PH; 10 crew killed" in gun.summary and ".;" not in gun.summary
+
+
+def test_routed_survivors_leave_with_their_pins():
+    # Seed 003, 9–10: "survivors Routed (3 Pin markers and Rout 9")"; A-DH-14: they become infantry
+    # (DH-22) with 3 pins. The sections the crew forms keep the pin markers it carried.
+    f = fort("german-concrete-blockhouse")
+    state = dh(f.replace(crew=f.crew.replace(men=15, pins=3, routed=True)), section_size=10)
+    after = apply(state, resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([])))
+    assert [(u.models, u.pins) for u in after.units.values()] == [(8, 3), (7, 3)]
+    pinned = dh(f.replace(crew=f.crew.replace(pins=1)), section_size=12)
+    after = apply(pinned, resolve("dh_leave", pinned, {"structure": "fort"}, ScriptedDice([])))
+    assert [u.pins for u in after.units.values()] == [1, 1]

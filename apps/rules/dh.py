@@ -351,11 +351,6 @@ def resolve_dh_main_gun(state, inp, dice):
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=dh_flamethrower),
     Field("structure", "structure", "Fortification"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
-    Field("penetration", "choice", "Penetration", default="roll",
-          choices=(("roll", "Roll on the weapon's row"), ("yes", "Penetrated (your rulebook)"),
-                   ("no", "Not penetrated (your rulebook)")),
-          help="The seeds give rows only for the guns on the sheets: for another weapon (bazooka, "
-               "Panzerschreck, explosives) take the answer from your rulebook's chart"),
     _GUTS,
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),

@@ -327,3 +327,9 @@ def test_routed_survivors_leave_with_their_pins():
     pinned = dh(f.replace(crew=f.crew.replace(pins=1)), section_size=12)
     after = apply(pinned, resolve("dh_leave", pinned, {"structure": "fort"}, ScriptedDice([])))
     assert [u.pins for u in after.units.values()] == [1, 1]
+
+
+def test_the_flamethrower_asks_no_penetration():
+    # Seed 003: flamethrowers "automatically Penetrate": the form must not offer "Not penetrated" and then ignore it.
+    from apps.rules import spec
+    assert "penetration" not in [f.name for f in spec("dh_flamethrower").fields]

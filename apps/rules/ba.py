@@ -125,19 +125,21 @@ def _occupant(state, s, level):
     return state.units.get(floor.unit) or (inside[0] if inside else None)
 
 
-def explode(state, s, level, he, dice, *, down_unit=None, pins=0, any_value_collapses=False):
+def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, any_value_collapses=False):
     """An HE shell or bomb bursts on a floor: roll its hits even if the floor is empty, since the building may
-    come down (BA-21..24, BA-28, BA-55, A-BA-1/2)."""
+    come down (BA-21..24, BA-28, BA-55, A-BA-1/2). The pins go on the unit the shell hits, unless `pinned`
+    names who took them before the floor was known (an air strike's, BA-33)."""
     floor = s.floor(level)
     victim = _occupant(state, s, level)
+    pinned = victim if pinned is None else pinned
     hits = he_hits(dice, he, f"HE hits ({he}) on {floor.the_label}")
     bunker = s.is_bunker
     threshold = tables.COLLAPSE_HITS["bunker" if bunker else "building"]
     effects = [Effect("floor_hit", s.id, floor=level)]
     if down_unit is not None:
         effects.append(Effect("went_down", down_unit.id))
-    if victim is not None and pins:
-        effects.append(Effect("pin", victim.id, pins))
+    if pinned is not None and pins:
+        effects.append(Effect("pin", pinned.id, pins))
     words = [f"{he} shell explodes on {floor.the_label}: {hits} hits"]
     if hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES):
         effects += _collapse(state, s)
@@ -213,13 +215,16 @@ def resolve_ba_indirect(state, inp, dice):
         return [], f"{w.name} missed {s.label}"
     levels = sorted((f.level for f in s.floors), reverse=True)
     level = levels[-1]  # the ground floor explodes automatically
+    # An air strike's pin markers are placed as usual, measured from the building, before the floor roll
+    # (BA-33, BA-34): they go on the unit aimed at, whichever floor the bomb then bursts on. An indirect
+    # shell's go on the unit it hits.
     for upper in levels[:-1]:
         if dice.die(6, f"Floor roll at {s.floor(upper).the_label}", key=lambda v: v >= tables.INDIRECT_EXPLODES_ON,
                     target="4–6 explodes here") >= tables.INDIRECT_EXPLODES_ON:
             level = upper
             break
     return explode(state, s, level, w.he_value, dice, down_unit=target if inp["went_down"] else None,
-                   pins=inp["pins"], any_value_collapses=air)
+                   pins=inp["pins"], pinned=target if air else None, any_value_collapses=air)
 
 
 @action(

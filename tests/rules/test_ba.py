@@ -146,6 +146,26 @@ def test_direct_fire_weapons_cannot_fire_indirect_but_can_be_an_air_strike():
     assert out.effects[0].floor == 0
 
 
+def test_an_air_strike_pins_the_unit_aimed_at_whichever_floor_the_bomb_bursts_on():
+    """BA-33/34: the aircraft's pin markers are placed, measured from the building, before the floor roll.
+    The sniper on the top floor is pinned though the bomb falls through to the empty floor 1; an indirect
+    shell's pins go on the unit it hits, so none on an empty floor."""
+    state = house(4, units=[squad("sniper", floor=3), squad("sq", floor=0)])
+    inp = {"weapon": "he_2d6", "mode": "air_strike", "structure": "house", "target": "sniper", "hit": "yes",
+           "pins": 2}
+    out = resolve("ba_indirect", state, inp, ScriptedDice([1, 2, 5, 3, 3]))
+    assert out.effects[0].floor == 1
+    assert [(e.type, e.target, e.n) for e in out.effects if e.type in ("pin", "hits")] == [("pin", "sniper", 2)]
+    assert apply(state, out).units["sniper"].pins == 2
+    assert odds("ba_indirect", state, inp).marginal("pin:sniper") == 1
+    shell = resolve("ba_indirect", state, {**inp, "weapon": "mortar_2d6", "mode": "indirect"},
+                    ScriptedDice([1, 2, 5, 3, 3]))
+    assert shell.of_type("pin") == []
+    shell = resolve("ba_indirect", state, {**inp, "weapon": "mortar_2d6", "mode": "indirect"},
+                    ScriptedDice([1, 2, 2, 3, 3]))
+    assert [(e.target, e.n) for e in shell.of_type("pin")] == [("sq", 2)]
+
+
 # -------------------------------------------------------------- flamethrowers
 
 @pytest.mark.parametrize("face, fire", [(4, True), (3, False)])

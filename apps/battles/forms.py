@@ -360,7 +360,8 @@ class ActionForm(forms.Form):
             return
         targets = [(u, f"Hits on {self.state.units[u].label}") for u in
                    (fl.unit for fl in structure.floors if fl.unit) if u in self.state.units]
-        targets.append(("building", f"Hits on {structure.label} itself (empty building)"))
+        if not targets:  # the building's own die is only for an empty one (A-BA-3)
+            targets.append(("building", f"Hits on {structure.label} itself (empty building)"))
         for i, (key, label) in enumerate(targets):
             self.fields[f"{f.name}{SUBFIELD}{key}"] = forms.CharField(
                 label=label, required=False, help_text=f.help if i == 0 else "",

@@ -297,6 +297,12 @@ def resolve_ba_barrage(state, inp, dice):
     for uid in hits:
         if uid != "building" and state.units[uid].structure != s.id:
             raise InputError("hits", uid, f"{state.units[uid].label} is not inside {s.label}")
+    inside = state.occupants(s.id)
+    if hits.get("building") and inside:
+        # The building's own die is for an empty one (A-BA-3): an occupied building is hit through the dice
+        # rolled for its units (BA-37), so the two were counted twice towards its collapse.
+        raise InputError("hits", "building", f"{s.label} is not empty ({', '.join(u.label for u in inside)} inside): "
+                                             "enter the hits on each unit, not on the building itself")
     total = sum(hits.values())
     threshold = tables.COLLAPSE_HITS["bunker" if s.is_bunker else "building"]
     if total >= threshold:

@@ -574,6 +574,29 @@ def test_bad_input_is_explained_in_the_form_and_changes_nothing(client, w, case,
     assert state(w) == before
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_barrage_on_an_occupied_building_offers_no_die_for_the_building_itself(client, w, htmx):
+    """The form offered "Hits on Brick house itself (empty building)" beside the grenadiers inside, and both
+    counted towards the collapse: 6 on the squad and 4 on the house brought it down at 10, killing them.
+    An occupied building is hit through its units' dice; a crafted post is refused and changes nothing."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_barrage", "structure": sid(w.house)}, **HTMX))
+    labels = [label.text() for label in form.find("attack-form").find_all("label")]
+    assert "Hits on Grenadiers" in labels and not [x for x in labels if "itself" in x], labels
+    before = state(w)
+    data = {"action": "ba_barrage", "structure": sid(w.house), f"hits__{uid(w.squad)}": "6", "hits__building": "4",
+            "client_token": str(uuid.uuid4())}
+    response = client.post(url(w, "battle_resolve"), data, **(HTMX if htmx else {}))
+    assert "Not resolved: Brick house is not empty (Grenadiers inside)" in form_html(response)
+    assert state(w) == before
+    w.house.refresh_from_db()
+    assert not w.house.collapsed
+    # Empty, the house has its own die.
+    Unit.objects.filter(pk=w.squad.pk).update(floor=None, x=5, y=5)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_barrage", "structure": sid(w.house)}, **HTMX))
+    assert "Hits on Brick house itself (empty building)" in form.find("attack-form").text()
+
+
 def test_numbers_too_large_for_the_database_are_ignored_not_a_crash(client, w):
     signed(client, w.alice)
     huge = "9" * 30

@@ -221,6 +221,21 @@ def test_barrage_totals_heavy_howitzer_hits_per_building():
     assert [(e.target, e.n) for e in out.effects] == [("sq", 6), ("up", 3)]
 
 
+def test_an_occupied_building_has_no_barrage_die_of_its_own():
+    """A-BA-3: the building's own die is for an empty building. With a unit inside, the building is hit
+    through that unit's die (BA-37): 6 on the squad plus a 'building' 4 counted the same shell twice and
+    brought the house down at 10."""
+    state = house(units=[squad()])
+    with pytest.raises(InputError) as refused:
+        resolve("ba_barrage", state, {"structure": "house", "hits": "sq=6,building=4"}, ScriptedDice([]))
+    assert refused.value.field == "hits" and "not empty (sq inside)" in refused.value.message
+    assert kinds(resolve("ba_barrage", state, {"structure": "house", "hits": "sq=6,building=0"}, ScriptedDice([]))) \
+        == [("hits", "sq")]
+    empty = house()
+    assert kinds(resolve("ba_barrage", empty, {"structure": "house", "hits": "building=10"}, ScriptedDice([]))) \
+        == [("collapse", "house")]
+
+
 # -------------------------------------------------------------- tanks
 
 def tank_battle(construction="brick", tank_class="heavy", **kw):

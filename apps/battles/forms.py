@@ -355,12 +355,14 @@ class ActionForm(forms.Form):
 
     def _add_unit_hits(self, f):
         structure = self.state.structures.get(str(self.data.get("structure", "")))
-        self.unit_hits_hint = "" if structure else f"{f.label}: choose the building first"
+        if not getattr(self, "unit_hits_hint", ""):  # the first such field says it for all
+            self.unit_hits_hint = "" if structure else f"{f.label}: choose the building first"
         if structure is None:
             return
-        targets = [(u, f"Hits on {self.state.units[u].label}") for u in
+        what = "Pins" if f.name == "pins" else "Hits"
+        targets = [(u, f"{what} on {self.state.units[u].label}") for u in
                    (fl.unit for fl in structure.floors if fl.unit) if u in self.state.units]
-        if not targets:  # the building's own die is only for an empty one (A-BA-3)
+        if not targets and f.name != "pins":  # the building's own die is only for an empty one (A-BA-3)
             targets.append(("building", f"Hits on {structure.label} itself (empty building)"))
         for i, (key, label) in enumerate(targets):
             self.fields[f"{f.name}{SUBFIELD}{key}"] = forms.CharField(

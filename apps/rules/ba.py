@@ -288,15 +288,22 @@ def resolve_ba_flamethrower(state, inp, dice):
     Field("hits", "unit_hits", "Heavy howitzer hits per unit",
           help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
                "'building' for an empty building's own die"),
+    Field("pins", "unit_hits", "Pins per unit", required=False,
+          help="unit=pin markers the barrage places on each unit inside, by the core rules (in a bunker: "
+               "pins, never damage)"),
     source=f"{SOURCE} 'Artillery barrages against units in buildings', 'Bunkers' (BA-36..38, BA-56, A-BA-15)",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
 def resolve_ba_barrage(state, inp, dice):
-    s, hits = inp["structure"], inp["hits"]
+    s, hits, pins = inp["structure"], inp["hits"], inp["pins"] or {}
     _building(s)
     for uid in hits:
         if uid != "building" and state.units[uid].structure != s.id:
             raise InputError("hits", uid, f"{state.units[uid].label} is not inside {s.label}")
+    for uid in pins:
+        if uid == "building" or state.units[uid].structure != s.id:
+            who = s.label if uid == "building" else f"{state.units[uid].label}, which is not inside it"
+            raise InputError("pins", uid, f"pins go on the units inside {s.label}, not on {who}")
     inside = state.occupants(s.id)
     if hits.get("building") and inside:
         # The building's own die is for an empty one (A-BA-3): an occupied building is hit through the dice
@@ -307,14 +314,17 @@ def resolve_ba_barrage(state, inp, dice):
     threshold = tables.COLLAPSE_HITS["bunker" if s.is_bunker else "building"]
     if total >= threshold:
         return _collapse(state, s), f"{total} heavy howitzer hits: {s.label} collapses, everyone inside destroyed"
+    # The barrage's pin markers, placed as usual; in a bunker they are all it does (BA-56).
+    effects = [Effect("pin", uid, n) for uid, n in pins.items() if n]
+    pinned = "; " + ", ".join(f"{state.units[e.target].label} +{e.n} pin{'s' * (e.n != 1)}" for e in effects) \
+        if effects else ""
     if s.is_bunker:
-        return [], f"{total} heavy howitzer hits on {s.label}: pins only, no damage inside a bunker"
-    effects = []
+        return effects, f"{total} heavy howitzer hits on {s.label}: pins only, no damage inside a bunker{pinned}"
     for uid, n in hits.items():
         u = state.units.get(uid)
         if u is not None and n:
             effects.append(Effect("hits", uid, halve_up(n) if u.down else n, note="heavy howitzer"))
-    return effects, f"{total} heavy howitzer hits on {s.label}: it stands"
+    return effects, f"{total} heavy howitzer hits on {s.label}: it stands{pinned}"
 
 
 @action(

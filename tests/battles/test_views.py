@@ -597,6 +597,24 @@ def test_a_barrage_on_an_occupied_building_offers_no_die_for_the_building_itself
     assert "Hits on Brick house itself (empty building)" in form.find("attack-form").text()
 
 
+def test_a_barrage_records_its_pins_on_the_units_inside(client, w):
+    """The barrage form asked only for heavy-howitzer hits: the pins it places (all it does to a unit in a
+    bunker) could not be recorded anywhere. Now one number per unit inside, as for the hits."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_barrage", "structure": sid(w.house)}, **HTMX))
+    labels = [label.text() for label in form.find("attack-form").find_all("label")]
+    assert labels[-2:] == ["Hits on Grenadiers", "Pins on Grenadiers"], labels
+    data = {"action": "ba_barrage", "structure": sid(w.house), f"hits__{uid(w.squad)}": "3",
+            f"pins__{uid(w.squad)}": "2", "client_token": str(uuid.uuid4())}
+    response = client.post(url(w, "battle_resolve"), data, **HTMX)
+    assert response.status_code == 200
+    squad = Unit.objects.get(pk=w.squad.pk)
+    assert squad.pins == 2
+    entry = LogEntry.objects.filter(battle=w.battle, action="ba_barrage").get()
+    assert entry.summary == "3 heavy howitzer hits on Brick house: it stands; Grenadiers +2 pins"
+    assert entry.outcome["effects"][0] == {"type": "pin", "target": uid(w.squad), "n": 2}
+
+
 def test_numbers_too_large_for_the_database_are_ignored_not_a_crash(client, w):
     signed(client, w.alice)
     huge = "9" * 30

@@ -236,6 +236,24 @@ def test_an_occupied_building_has_no_barrage_die_of_its_own():
         == [("collapse", "house")]
 
 
+def test_a_barrage_places_its_pins_and_in_a_bunker_that_is_all_it_does():
+    """BA-56: units in bunkers take the barrage's pin markers as normal but no damage. The bunker's
+    barrage said "pins only" and placed none, and no action could place them."""
+    state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
+    out = resolve("ba_barrage", state, {"structure": "pillbox", "hits": "sq=5", "pins": "sq=2"}, ScriptedDice([]))
+    assert [(e.type, e.target, e.n) for e in out.effects] == [("pin", "sq", 2)]
+    assert out.summary.endswith("pins only, no damage inside a bunker; sq +2 pins")
+    assert apply(state, out).units["sq"].pins == 2
+    state = house(units=[squad(down=True), squad("up", floor=1)])
+    out = resolve("ba_barrage", state, {"structure": "house", "hits": "sq=5,up=2", "pins": "sq=1,up=0"},
+                  ScriptedDice([]))
+    assert [(e.type, e.target, e.n) for e in out.effects] == [("pin", "sq", 1), ("hits", "sq", 3), ("hits", "up", 2)]
+    for pins, field in (("building=1", "pins"), ("nobody=1", "pins")):
+        with pytest.raises(InputError) as refused:
+            resolve("ba_barrage", state, {"structure": "house", "hits": "sq=1", "pins": pins}, ScriptedDice([]))
+        assert refused.value.field == field
+
+
 # -------------------------------------------------------------- tanks
 
 def tank_battle(construction="brick", tank_class="heavy", **kw):

@@ -153,6 +153,11 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
         n = halve_up(hits) if down else hits
         effects.append(Effect("hits", victim.id, n, note="HE: no cover, no extra protection"))
         words.append(f"{victim.label} takes {n} hit{'s' * (n != 1)}" + (" (Down, halved up)" if down else ""))
+    # The unit aimed at when the bomb bursts on another floor: say what happened to it all the same.
+    if down_unit is not None and down_unit != victim:
+        words.append(f"{down_unit.label} went Down")
+    if pinned is not None and pins and pinned != victim:
+        words.append(f"{pinned.label} +{pins} pin{'s' * (pins != 1)}")
     return effects, "; ".join(words)
 
 

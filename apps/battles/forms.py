@@ -299,8 +299,10 @@ class ActionForm(forms.Form):
         tracked = (self.battle.options or {}).get("track_actions", True)
         current = str(self.data.get(name, ""))
         choices = [("", "Choose a unit")]
+        # Only the units that can make the action at all (the rule's `fits`: a tank ram's heavy tanks).
+        fits = next((f.fits for f in self.spec.fields if f.name == name), None) or (lambda u: True)
         for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
-            if u.side not in self.sides or u.destroyed:
+            if u.side not in self.sides or u.destroyed or (not fits(u) and u.id != current):
                 continue
             action = self.data.get("action")
             done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)

@@ -332,15 +332,20 @@ def resolve_ba_barrage(state, inp, dice):
     return effects, f"{total} heavy howitzer hits on {s.label}: it stands{pinned}"
 
 
+def rams(u):
+    """BA-45: only a heavy or super-heavy tank may drive into a building."""
+    return u.kind == "vehicle" and u.tank_class in tables.TANK_RAM
+
+
 @action(
     "ba_tank_ram", "ba", "Heavy tank drives into a building",
-    Field("tank", "unit", "Tank"),
+    Field("tank", "unit", "Tank", fits=rams),
     Field("structure", "structure", "Building"),
     source=f"{SOURCE} 'Tanks assaulting buildings', 'Bunkers' (BA-45..49, BA-57, A-BA-5, A-BA-9)",
 )
 def resolve_ba_tank_ram(state, inp, dice):
     tank, s = inp["tank"], inp["structure"]
-    if tank.kind != "vehicle" or tank.tank_class not in tables.TANK_RAM:
+    if not rams(tank):
         refuse("tank", tank.id, f"{tank.label} is not a heavy or super-heavy tank")
     if s.is_bunker or s.kind != "building":
         refuse("structure", s.id, f"tanks may not assault fortifications such as {s.label}")

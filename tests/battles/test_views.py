@@ -1498,6 +1498,28 @@ def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg)
     assert with_laser.find("odds").find_all("li", cls="odds-row") or "Nothing can come" in with_laser.find("odds").text()
 
 
+def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):
+    """The Tank list of "Heavy tank drives into a building" held every unit of the player's that had not
+    acted (squads, guns, a light tank), each refused only once resolved. BA-45: heavy and super-heavy tanks."""
+    tiger = w.unit("A", "Tiger", kind="vehicle", tank_class="heavy", x=30, y=40, models=1)
+    maus = w.unit("A", "Maus", kind="vehicle", tank_class="super_heavy", x=40, y=40, models=1)
+    stuart = w.unit("A", "Stuart", kind="vehicle", tank_class="light", x=50, y=40, models=1)
+    signed(client, w.alice)
+
+    def tanks(**data):
+        form = page(client.get(url(w, "battle_form"), {"action": "ba_tank_ram", "structure": sid(w.house), **data},
+                               **HTMX))
+        return [o.attrs["value"] for o in form.find("id_tank").find_all("option")]
+
+    assert tanks() == ["", uid(maus), uid(tiger)]
+    assert uid(stuart) in tanks(tank=uid(stuart))  # chosen all the same (a stale form): kept, and refused
+    response = client.post(url(w, "battle_resolve"), {"action": "ba_tank_ram", "tank": uid(stuart),
+                                                      "structure": sid(w.house), "client_token": str(uuid.uuid4())},
+                           **HTMX)
+    assert "Stuart is not a heavy or super-heavy tank" in text_of(response, "field-tank")
+    assert not LogEntry.objects.filter(battle=w.battle, action="ba_tank_ram").exists()
+
+
 def test_a_tank_that_brings_a_building_down_is_offered_its_place_in_the_rubble(client, w):
     """BA-47: the tank halts in the rubble. The answer offers the Move form filled in with the spot the
     house stood on; recording it puts the tank there."""

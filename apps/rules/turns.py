@@ -93,6 +93,11 @@ def resolve_move(state, inp, dice):
     u, s, level = inp["unit"], inp["structure"], inp["floor"]
     if u.destroyed:
         refuse("unit", u.id, f"{u.label} has been destroyed")
+    inside = state.structures.get(u.structure)
+    if state.options.ruleset == "ba" and u.kind == "artillery" and inside is not None and ba.is_building(inside):
+        # Artillery only ever stands in a building from the set-up (BA-1), and then for good.
+        refuse("unit", u.id, f"{u.label} is artillery set up in {inside.label}: it cannot move for the rest of the "
+                             "game (BA-6, BA-50)")
     if s is None:
         if inp["x"] is None or inp["y"] is None:
             refuse("structure", None, "Choose the structure it went into, or give the spot on the table (x and y)")

@@ -72,3 +72,23 @@ def test_an_enemy_crewed_fortification_is_not_walked_into():
     with pytest.raises(ActionRefused, match="crew \\(side B\\) holds it: it is taken by assault"):
         resolve("move", state, {"unit": "sq", "structure": "fort"}, ScriptedDice([]))
     assert resolve("move", state, {"unit": "mine", "structure": "fort"}, ScriptedDice([])).effects
+
+
+def test_in_bolt_action_artillery_set_up_in_a_building_never_moves():
+    """BA-6/BA-50: artillery set up inside a building cannot move for the rest of the game: not out to the
+    table, not to another floor. In a foxhole or trench (not a building) the core rules move it."""
+    from apps.rules.state import StructureState
+    from .builders import bunker, floors
+    pit = StructureState("pit", "foxhole", name="Pit", floors=floors(1))
+    state = battle("ba", [building("house", 2), bunker(), pit],
+                   [unit("gun", "A", kind="artillery", structure="house", floor=1),
+                    unit("at", "A", kind="artillery", structure="pillbox", floor=0),
+                    unit("mortar", "A", kind="artillery", structure="pit", floor=0)])
+    for inputs in ({"unit": "gun", "x": "3", "y": "4"}, {"unit": "gun", "structure": "house", "floor": 0},
+                   {"unit": "at", "x": "3", "y": "4"}):
+        with pytest.raises(ActionRefused) as err:
+            resolve("move", state, inputs, ScriptedDice([]))
+        assert err.value.field == "unit" and "cannot move for the rest of the game (BA-6, BA-50)" in err.value.message
+    assert resolve("move", state, {"unit": "mortar", "x": "3", "y": "4"}, ScriptedDice([])).effects
+    lg = battle("lg", [building("house", 2)], [unit("gun", "A", kind="artillery", structure="house", floor=1)])
+    assert resolve("move", lg, {"unit": "gun", "x": "3", "y": "4"}, ScriptedDice([])).effects

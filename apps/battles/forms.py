@@ -314,7 +314,9 @@ class ActionForm(forms.Form):
                 choices.append(unit_choice(self.state, u, "has acted" if done else "incapacitated"))
         if current and current not in {c[0] for c in choices}:
             unit = self.state.units.get(current)
-            choices.append(unit_choice(self.state, unit, "not yours") if unit else (current, current))
+            # Chosen, then lost to the other side's attack on another phone: say so, not "not yours".
+            why = "destroyed" if unit is not None and unit.side in self.sides and unit.destroyed else "not yours"
+            choices.append(unit_choice(self.state, unit, why) if unit else (current, current))
         return choices
 
     def _floors(self, optional):

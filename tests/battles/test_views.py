@@ -1520,6 +1520,21 @@ def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):
     assert not LogEntry.objects.filter(battle=w.battle, action="ba_tank_ram").exists()
 
 
+def test_a_unit_chosen_then_destroyed_on_another_phone_is_marked_destroyed_not_someone_elses(client, w):
+    """Bob had chosen his grenadiers to act when alice's shell brought their house down: the poll redrew his
+    form with them marked "— not yours". They are his, and destroyed."""
+    signed(client, w.bob)
+    Unit.objects.filter(pk=w.squad.pk).update(destroyed=True, models_left=0, floor=None)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_flamethrower", "attacker": uid(w.squad)}, **HTMX))
+    chosen = [o.text() for o in form.find("id_attacker").find_all("option") if "selected" in o.attrs]
+    assert len(chosen) == 1 and chosen[0].startswith("Grenadiers (side B, 0 models") \
+        and chosen[0].endswith("— destroyed"), chosen
+    # One of the other side's, in a crafted form, is still "not yours".
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_flamethrower", "attacker": uid(w.gun)}, **HTMX))
+    chosen = [o.text() for o in form.find("id_attacker").find_all("option") if "selected" in o.attrs]
+    assert chosen[0].endswith("— not yours"), chosen
+
+
 def test_a_tank_that_brings_a_building_down_is_offered_its_place_in_the_rubble(client, w):
     """BA-47: the tank halts in the rubble. The answer offers the Move form filled in with the spot the
     house stood on; recording it puts the tank there."""

@@ -253,8 +253,12 @@ def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None,
                        client_token=client_token)
 
 
-def turn_action(*, battle_id, user, action, dice_values=None, client_token=None, seed=None):
-    """End the turn (and run the new turn's upkeep), run upkeep, or roll LaserGrenadiers initiative."""
+def turn_action(*, battle_id, user, action, dice_values=None, client_token=None, seed=None, turn=None):
+    """End the turn (and run the new turn's upkeep), run upkeep, or roll LaserGrenadiers initiative.
+
+    `turn`, the turn the player was shown and confirmed ending: an End turn is refused once that turn
+    has ended. Two phones tapping "End turn 2" a moment apart (both players agreeing the turn is over)
+    must end turn 2, not turn 2 and then turn 3."""
     if action not in TURN_ACTIONS:
         raise UnknownReference("action", action, f"{action!r} is not a turn action")
     with transaction.atomic():
@@ -263,6 +267,9 @@ def turn_action(*, battle_id, user, action, dice_values=None, client_token=None,
         if battle.done_entry_id is not None:
             return list(battle.log_entries.filter(client_token=client_token))
         _check_open(battle)
+        if action == "end_turn" and turn is not None and turn != battle.turn:
+            raise ActionRefused("action", action, f"Turn {turn} has already ended: nothing more was ended. This is "
+                                                  f"turn {battle.turn}")
         prepare(snapshot, user, action, {})
         dice = _dice(dice_values, seed)
         entries = []

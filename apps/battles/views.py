@@ -874,7 +874,7 @@ def battle_turn(request, pk):
             entries = []
         elif action in services.TURN_ACTIONS:
             entries = services.turn_action(battle_id=battle.pk, user=request.user, action=action, client_token=token,
-                                           dice_values=own_dice(request.POST))
+                                           dice_values=own_dice(request.POST), turn=_int(request.POST.get("turn")))
         elif action in ("lg_pass", "lg_activate"):
             inputs = {"unit": request.POST.get("unit", "")} if action == "lg_activate" else {}
             entries = [services.perform(battle_id=battle.pk, user=request.user, action=action, inputs=inputs,

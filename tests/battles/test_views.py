@@ -910,6 +910,36 @@ def test_only_an_organiser_or_the_player_who_acted_may_undo(client, w):
 
 # ---------------------------------------------------------------------------------- turns
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_two_phones_ending_the_same_turn_end_it_once(client, w, htmx):
+    """Both players agree the turn is over and both tap "End turn 1" a moment apart (the second phone had
+    not polled yet, or its question was still open): the second tap ended turn 2 as well, with its upkeep.
+    Each End turn button carries the turn it ends; the second is refused and changes nothing."""
+    battle = Battle.objects.get(pk=w.battle.pk)
+    for account in (w.alice, w.bob):  # each phone has the page open at turn 1
+        for form in page(signed(Client(), account).get(url(w, "battle"))).find("turns").find_all("form"):
+            fields = {i.attrs.get("name"): i.attrs.get("value") for i in form.find_all("input")}
+            assert fields.get("turn") == "1", fields
+    signed(client, w.alice)
+    alice = client.post(url(w, "battle_turn"), {"action": "end_turn", "turn": "1", "client_token": str(uuid.uuid4()),
+                                                "confirmed": "1"}, **(HTMX if htmx else {}))
+    assert alice.status_code == (200 if htmx else 303)
+    battle.refresh_from_db()
+    assert battle.turn == 2
+    before = state(w)
+    bob = signed(Client(), w.bob)
+    response = bob.post(url(w, "battle_turn"), {"action": "end_turn", "turn": "1", "client_token": str(uuid.uuid4()),
+                                                "confirmed": "1"}, **(HTMX if htmx else {}), follow=not htmx)
+    said = text_of(response, "turns") if htmx else page(response).text()  # without JavaScript: the page's message
+    assert "Turn 1 has already ended: nothing more was ended. This is turn 2" in said
+    assert state(w) == before
+    assert LogEntry.objects.filter(battle=battle, action="end_turn").count() == 1
+    # Turn 2's own button ends turn 2.
+    bob.post(url(w, "battle_turn"), {"action": "end_turn", "turn": "2", "client_token": str(uuid.uuid4())}, **HTMX)
+    battle.refresh_from_db()
+    assert battle.turn == 3
+
+
 def test_upkeep_then_end_turn(client, w):
     signed(client, w.alice)
     turns = text_of(client.get(url(w, "battle")), "turns")

@@ -375,6 +375,9 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
 
     # Bob's phone follows by the poll alone.
     expect(bob.locator("#turns-title")).to_have_text(f"Turn {turn + 1}", timeout=POLL_WAIT_MS)
+    # His End turn now ends the new turn: one sent for the old one would be refused as already ended.
+    expect(bob.locator('#turns form:has(button[data-action="end_turn"]) input[name="turn"]')).to_have_value(
+        str(turn + 1))
     expect(bob.locator("#battle-header .turn-badge")).to_have_text(f"Turn {turn + 1}")
     expect(bob.locator(gun_row)).not_to_contain_text("Acted")
     expect(bob.locator(f"#log-{before + len(actions)}")).to_have_count(1)

@@ -97,6 +97,10 @@ def _building(s):
         refuse("structure", s.id, f"{s.label} is a {s.kind.replace('_', ' ')}, not a building or bunker: these "
                                   "rules do not cover it. Fire at the units in it by the core rules and roll their "
                                   "damage with 'Damage rolls for hits on a unit'")
+    if s.collapsed or s.destroyed:
+        # Rubble is difficult terrain, not a building (seed 001's opening): it cannot come down again or burn.
+        refuse("structure", s.id, f"{s.label} is already rubble: it is terrain now, not a building. Fire at the "
+                                  "units in it by the core rules")
 
 
 def _aim(state, s, target, level):

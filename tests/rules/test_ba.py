@@ -255,6 +255,21 @@ def test_a_barrage_places_its_pins_and_in_a_bunker_that_is_all_it_does():
         assert refused.value.field == field
 
 
+@pytest.mark.parametrize("action, inputs", [
+    ("ba_he", {"weapon": "he_3d6", "floor": 0, "hit": "yes"}),
+    ("ba_indirect", {"weapon": "he_3d6", "mode": "air_strike", "floor": 1, "hit": "yes"}),
+    ("ba_flamethrower", {"weapon": "ba_flamethrower", "floor": 0, "hit": "no"}),
+    ("ba_barrage", {"hits": "building=12"}),
+])
+def test_rubble_is_not_a_building_any_more(action, inputs):
+    """A collapsed building is rubble, difficult terrain (seed 001's opening): a flamethrower's miss set the
+    rubble of a workshop on fire and made it impassable, and every HE shell or barrage 'collapsed' it again."""
+    state = battle("ba", [building("house", 2, collapsed=True, destroyed=True)], [])
+    with pytest.raises(ActionRefused) as refused:
+        resolve(action, state, {"structure": "house", **inputs}, ScriptedDice([6, 6, 6, 6]))
+    assert refused.value.field == "structure" and "House is already rubble" in refused.value.message
+
+
 # -------------------------------------------------------------- tanks
 
 def tank_battle(construction="brick", tank_class="heavy", **kw):

@@ -27,7 +27,7 @@ SHEET_FIELDS = ("slug", "name", "kind", "dm", "crew_total", "leaders", "location
                 "penetration_weapon", "penetration_row", "kind_note", "note")
 STRUCTURE_WRITE_FIELDS = ["damage_taken", "fire_size", "fire_started_turn", "collapsed", "destroyed", "impassable",
                           "breach_needed", "breach_scored", "breached", "crew_men", "crew_pins", "crew_routed",
-                          "crew_penetrating_hits", "weapons_destroyed"]
+                          "crew_penetrating_hits", "weapons_destroyed", "crew_left"]
 UNIT_WRITE_FIELDS = ["models_left", "down", "pins", "acted", "incapacitated", "morale_check_pending", "destroyed",
                      "fireteam", "floor", "x", "y"]
 
@@ -55,7 +55,7 @@ def structure_state(s):
         destroyed = set(s.weapons_destroyed or [])
         crew = CrewState(
             side=s.crew_side, men=s.crew_men, nco=sum(sheet.leaders.values()) or 1, pins=s.crew_pins,
-            routed=s.crew_routed, penetrating_hits=s.crew_penetrating_hits,
+            routed=s.crew_routed, penetrating_hits=s.crew_penetrating_hits, left=s.crew_left,
             weapons=tuple(CrewWeapon(w.name, w.crew, w.location or "", i in destroyed,
                                      light_mg="light" in w.name.lower() and "mg" in w.name.lower())
                           for i, w in enumerate(sheet.weapons)),
@@ -528,7 +528,7 @@ def structure_updates(snapshot, states):
         row.breach_needed, row.breach_scored, row.breached = s.breach_needed, s.breach_scored, s.breached
         if s.crew is not None:
             row.crew_men, row.crew_pins, row.crew_routed = s.crew.men, s.crew.pins, s.crew.routed
-            row.crew_penetrating_hits = s.crew.penetrating_hits
+            row.crew_penetrating_hits, row.crew_left = s.crew.penetrating_hits, s.crew.left
             row.weapons_destroyed = [i for i, w in enumerate(s.crew.weapons) if w.destroyed]
         statements.append(update_statement(row, STRUCTURE_WRITE_FIELDS))
     return statements

@@ -33,7 +33,7 @@ STRUCTURE_KEYS = ("name", "kind", "wall_material", "roof_material", "flammable",
 STATE_DEFAULTS = {  # a structure's battle state: exported only where it differs from a fresh structure
     "damage_taken": 0, "fire_size": None, "fire_started_turn": None, "collapsed": False, "destroyed": False,
     "impassable": False, "breach_scored": 0, "breached": False, "crew_pins": 0, "crew_routed": False,
-    "crew_penetrating_hits": 0, "weapons_destroyed": [],
+    "crew_penetrating_hits": 0, "weapons_destroyed": [], "crew_left": 0,
 }
 UNIT_KEYS = ("name", "kind", "tank_class", "experience", "models", "fireteam", "at", "weapons", "state")
 UNIT_STATE_DEFAULTS = {"models_left": None, "down": False, "pins": 0, "acted": False, "incapacitated": False,
@@ -370,6 +370,7 @@ def clean_state(path, value, c, structure):
         "crew_routed": f(d, path, "crew_routed", c.boolean, default=False),
         "crew_penetrating_hits": f(d, path, "crew_penetrating_hits", c.integer, 0, SMALL, default=0),
         "weapons_destroyed": f(d, path, "weapons_destroyed", weapon_indexes, c, structure["sheet"], default=list),
+        "crew_left": f(d, path, "crew_left", c.integer, 0, SMALL, default=0),
     }
     damage_max = structure["damage_max"]
     if out["damage_taken"] and damage_max is not None and out["damage_taken"] > damage_max:

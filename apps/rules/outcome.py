@@ -166,7 +166,7 @@ def _crew_leaves(w, e):
     s, crew = w.crew(e)
     if e.n != crew.men:
         _fail(e, f"{e.n} men leave but the crew has {crew.men}")
-    w.set_structure(s, crew=crew.replace(men=0))
+    w.set_structure(s, crew=crew.replace(men=0, left=crew.left + e.n))
 
 
 def _unit_created(w, e):

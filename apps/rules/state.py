@@ -121,6 +121,7 @@ class CrewState(Record):
     routed: bool = False
     penetrating_hits: int = 0
     weapons: tuple[CrewWeapon, ...] = ()
+    left: int = 0  # men who walked out as infantry sections (dh_leave): on a roster, not lost
 
 
 @dataclass(frozen=True, slots=True)

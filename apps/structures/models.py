@@ -167,6 +167,9 @@ class Structure(models.Model):
     crew_routed = models.BooleanField(default=False)
     crew_penetrating_hits = models.PositiveSmallIntegerField(default=0)
     weapons_destroyed = models.JSONField(default=list, blank=True, help_text="indexes into the sheet's weapons")
+    # Not lost: the men are on their side's roster as the sections they formed (the campaign tally).
+    crew_left = models.PositiveSmallIntegerField(
+        default=0, help_text="crew who walked out of it as infantry sections (DH: Crew leaves)")
 
     objects = StructureQuerySet.as_manager()
 

@@ -61,6 +61,8 @@ def history(demo):
                         client_token="3f0c5c1e-0000-4000-8000-000000000001")
     army = Army.objects.get(battle=one, side="A")
     Unit.objects.create(army=army, name="Loghouse crew section", models_start=4, models_left=3, x=31, y=7)
+    # As the crew leaving its loghouse leaves it: the men who walked out are counted there.
+    Structure.objects.filter(battle=one, name="Soviet AT/HMG Loghouse").update(crew_men=8, crew_left=4)
     Structure.objects.filter(battle=one, name="Thatched barn").update(collapsed=True, fire_size=None)
     services.finish_battle(battle_id=one.pk, user=org, winner="A", result="The barn is gone")
     two = services.start_session(campaign_id=demo.campaign.pk, user=org, name="Second push", weather="mist")
@@ -91,6 +93,7 @@ def test_export_import_export_is_byte_identical(demo):
     first = export_text(demo.campaign)
     copy_ = imported(demo, first)
     assert copy_.pk != demo.campaign.pk and copy_.import_warnings == []
+    assert Structure.objects.get(campaign=copy_, name="Soviet AT/HMG Loghouse").crew_left == 4
     assert export_text(copy_) == first
     # …and once more from the copy, into yet another club.
     assert export_text(imported(demo, first, fresh_club(demo, "third-host"))) == first

@@ -292,6 +292,8 @@ def test_leaving_splits_the_crew_into_sections():
     assert [(e.type, e.n) for e in out.effects] == [("crew_leaves", 24), ("unit_created", 12), ("unit_created", 12)]
     after = apply(state, out)
     assert after.structures["fort"].crew.men == 0
+    # They walked out: not lost, on a roster as the sections (the campaign tally counts them there).
+    assert after.structures["fort"].crew.left == 24
     assert [(u.models, u.side, u.kind) for u in after.units.values()] == [(12, "B", "infantry")] * 2
     out = resolve("dh_leave", dh(fort("soviet-at-hmg-loghouse")), {"structure": "fort", "section_size": 5},
                   ScriptedDice([]))

@@ -1,0 +1,89 @@
+"""A Disposable Heroes campaign over two sessions (the demo's "Winter Line": a Guards squad and a
+Soviet Rifle Pit of 9 men for side A, olga organising and commanding): what a bunker crew that walks
+out of its fortification leaves behind, in the battle and on the campaign page, end to end through
+the test client, as olga would play it."""
+
+import uuid
+
+import pytest
+from django.urls import reverse
+
+from apps.armies.models import Unit
+from apps.battles.models import BattleStatus
+from apps.campaigns.models import Campaign
+from apps.structures.models import Structure
+from tests.campaigns.test_campaign_page import FAST_HASHING, demo_data, signed  # noqa: F401
+from tests.campaigns.test_pages import body, fast_passwords, table_rows, text_of  # noqa: F401
+
+PIT = "Soviet Rifle Pit"
+
+
+@pytest.fixture
+def winter(demo_data, db, settings):  # noqa: F811 - the fixture imported above
+    from django.contrib.auth.models import User
+
+    settings.PASSWORD_HASHERS = FAST_HASHING
+    campaign = Campaign.objects.get(name="Winter Line")
+    return campaign, User.objects.get(username="olga")
+
+
+def act(client, olga, battle, **inputs):
+    """One action through the battle page's form ("I rolled": these need no dice)."""
+    entries = battle.log_entries.count()
+    response = signed(client, olga).post(reverse("battle_resolve", args=[battle.pk]), {
+        **inputs, "dice_mode": "player", "client_token": str(uuid.uuid4())})
+    assert response.status_code == 303, body(response)
+    assert battle.log_entries.count() == entries + 1
+    return battle.log_entries.order_by("-seq").first()
+
+
+def start(client, olga, battle):
+    response = signed(client, olga).post(reverse("battle_turn", args=[battle.pk]), {
+        "action": "start", "client_token": str(uuid.uuid4())})
+    assert response.status_code == 303
+    battle.refresh_from_db()
+    assert battle.status == BattleStatus.IN_PROGRESS
+
+
+def finish(client, olga, battle):
+    response = signed(client, olga).post(reverse("battle_finish", args=[battle.pk]), {"winner": "A", "result": ""})
+    assert response.status_code == 303, body(response)
+
+
+def tally_of(client, olga, campaign):
+    page = signed(client, olga).get(reverse("campaign", args=[campaign.pk]))
+    return {row[0][:6]: row[1:] for row in table_rows(page, "tally-sides")}, page
+
+
+def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client, winter):
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    # Two of the pit's nine killed by small arms (the wound rolls from the rulebook), then the seven
+    # left walk out in good order as one section.
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="yes")
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_left) == (0, 7)
+    finish(client, olga, one)
+
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    assert (ground.crew_men, ground.crew_left) == (0, 7)
+    section = Unit.objects.get(army__campaign=campaign, army__side="A", name=f"{PIT} crew 1")
+    assert (section.models_start, section.models_left) == (7, 7)
+    tally, page = tally_of(client, olga, campaign)
+    # Side A: the Guards squad's 10 and the pit's 9 men; two lost, both of the crew. The seven who
+    # walked out are the section on the roster, counted once and not lost.
+    assert tally["Side A"] == ["1", "2 of 19 2 of them bunker crew", "0 of 2"]
+    assert "Crew 0/9 (side A) · 7 left it as infantry" in text_of(page, "ground")
+
+    # Session 2 starts from that ground and roster, and ends: the tally does not change.
+    two_url = signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "mist"})
+    assert two_url.status_code == 303
+    two = campaign.battles.get(session_number=2)
+    assert Structure.objects.get(battle=two, name=PIT).crew_left == 7
+    start(client, olga, two)
+    finish(client, olga, two)
+    tally, _ = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["2", "2 of 19 2 of them bunker crew", "0 of 2"]

@@ -182,7 +182,8 @@ def _commit(snapshot, outcome, *, user, side, inputs, client_token=None):
     statements = (snap.structure_updates(snapshot, [after.structures[k] for k in structure_ids])
                   + snap.unit_updates(snapshot, [after.units[k] for k in old_units]))
     sources = {e.target: e.ref for e in outcome.effects if e.type == "unit_created"}
-    created = snap.create_units(snapshot, [after.units[k] for k in new_units], sources)
+    counts = {(e.target, e.ref): int(e.n) for e in outcome.effects if e.type == "carries"}
+    created = snap.create_units(snapshot, [after.units[k] for k in new_units], sources, counts)
     undo = {
         "structures": {k: _without_sheet(before.structures[k].to_dict()) for k in structure_ids},
         "units": {k: before.units[k].to_dict() for k in old_units},

@@ -48,6 +48,12 @@ def fort_sheet(sheet):
     return FortSheet.from_dict({name: getattr(sheet, name) for name in SHEET_FIELDS})
 
 
+def light_mg(name):
+    """A sheet weapon the crew may take out with it (seed 003): a "Light MG", or an "LMG" ("DP LMG")."""
+    words = name.lower().replace("-", " ").split()
+    return "lmg" in words or ("light" in words and any(w.startswith("mg") or w == "machine" for w in words))
+
+
 def structure_state(s):
     sheet = fort_sheet(s.sheet) if s.sheet_id else None
     crew = None
@@ -57,7 +63,7 @@ def structure_state(s):
             side=s.crew_side, men=s.crew_men, nco=sum(sheet.leaders.values()) or 1, pins=s.crew_pins,
             routed=s.crew_routed, penetrating_hits=s.crew_penetrating_hits, left=s.crew_left,
             weapons=tuple(CrewWeapon(w.name, w.crew, w.location or "", i in destroyed,
-                                     light_mg="light" in w.name.lower() and "mg" in w.name.lower())
+                                     light_mg=light_mg(w.name))
                           for i, w in enumerate(sheet.weapons)),
         )
     floors = []
@@ -569,10 +575,11 @@ def unit_updates(snapshot, states):
     return statements + [update_statement(row, UNIT_WRITE_FIELDS) for row in rows]
 
 
-def create_units(snapshot, states, sources):
+def create_units(snapshot, states, sources, counts=None):
     """Units the rules created (a crew leaving its fortification): new rows in the side's army,
-    standing just outside the structure they came from (`sources`: unit id -> structure id)."""
-    created = []
+    standing just outside the structure they came from (`sources`: unit id -> structure id), with a
+    weapon row for each catalogue weapon the rules gave them (`counts`: (unit id, weapon id) -> how many)."""
+    created, arms = [], []
     for u in states:
         source = snapshot.structures.get(sources.get(u.id, ""))
         x, y = outside(source) if source is not None else (None, None)
@@ -581,4 +588,8 @@ def create_units(snapshot, states, sources):
             models_start=u.models, models_left=u.models, pins=u.pins, x=x, y=y,
         )
         created.append(row.pk)
+        arms += [UnitWeapon(unit=row, weapon_id=int(key[1:]), count=(counts or {}).get((u.id, key), 1))
+                 for key in u.weapons]
+    if arms:
+        UnitWeapon.objects.bulk_create(arms)
     return created

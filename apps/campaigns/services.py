@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from apps.armies.models import Army, Unit
+from apps.armies.models import Army, Unit, UnitWeapon
 from apps.battles.log import append_entry
 from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
@@ -201,16 +201,23 @@ def _write_back(battle, campaign):
 
     # Units born in the battle (a crew that left its fortification) join the campaign's rosters.
     armies = {a.side: a for a in Army.objects.filter(campaign=campaign)}
-    created = []
-    for unit in units:
-        if unit.origin_id is None and not unit.destroyed and unit.army.side in armies:
-            # Where the battle left it, as for every other unit: a section that took cover in the barn
-            # is in the barn next session, not nowhere.
-            floor, x, y = _place(unit, floors, grounds)
-            created.append(Unit.objects.create(
-                army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
-                models_start=unit.models_start, models_left=unit.models_left, floor=floor, x=x, y=y,
-            ).pk)
+    created, arms = [], []
+    born = [u for u in units if u.origin_id is None and not u.destroyed and u.army.side in armies]
+    carried = {}
+    for uw in UnitWeapon.objects.filter(unit__in=born).order_by("pk"):
+        carried.setdefault(uw.unit_id, []).append(uw)
+    for unit in born:
+        # Where the battle left it, as for every other unit: a section that took cover in the barn
+        # is in the barn next session, not nowhere.
+        floor, x, y = _place(unit, floors, grounds)
+        row = Unit.objects.create(
+            army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
+            models_start=unit.models_start, models_left=unit.models_left, floor=floor, x=x, y=y,
+        )
+        created.append(row.pk)
+        # With the weapons it carried (a crew's rifles and grenades): its next session offers them.
+        arms += [UnitWeapon(unit=row, weapon_id=uw.weapon_id, count=uw.count) for uw in carried.get(unit.pk, [])]
+    UnitWeapon.objects.bulk_create(arms)
     return created
 
 

@@ -414,6 +414,13 @@ def resolve_dh_crew_casualties(state, inp, dice):
     return [Effect("crew_casualties", s.id, n)] + more, f"{n} of {s.label}'s crew killed; {text}"
 
 
+def _catalogue(state, *names):
+    """The battle's catalogue weapon (its key) of the first of these names that it has, or None: the
+    seeds name a crew's arms, the catalogue (their reference data) holds them under those names."""
+    by_name = {w.name.lower(): key for key, w in state.weapons.items()}
+    return next((by_name[n.lower()] for n in names if n.lower() in by_name), None)
+
+
 @action(
     "dh_leave", "dh", "Crew leaves its fortification",
     Field("structure", "structure", "Fortification"),
@@ -431,16 +438,30 @@ def resolve_dh_leave(state, inp, dice):
     k = max(1, round(crew.men / size))
     base, extra = divmod(crew.men, k)
     lmgs = [w.name for w in crew.weapons if w.light_mg and not w.destroyed]
+    rifles, grenades = _catalogue(state, "Rifles"), _catalogue(state, "Grenades")
     effects = [Effect("crew_leaves", s.id, crew.men)]
     for i in range(k):
         uid = f"{s.id}-crew-{i + 1}"
         while uid in state.units:
             uid += "x"
-        effects.append(Effect("unit_created", uid, base + (i < extra), ref=s.id, note=f"{s.label} crew {i + 1}"))
+        men = base + (i < extra)
+        effects.append(Effect("unit_created", uid, men, ref=s.id, note=f"{s.label} crew {i + 1}"))
         if crew.pins:
             # The crew is one unit (DH-6): its pin markers go out with it, e.g. a 9–10 result's survivors
             # "Routed (3 Pin markers and Rout 9")" stay routed infantry (A-DH-14).
             effects.append(Effect("pin", uid, crew.pins))
+        # DH-22: "normally armed with rifles ... and grenades", and the light MGs they take, shared out
+        # between the sections; each man not on a light MG has a rifle.
+        carried = {}
+        for name in lmgs[i::k]:
+            key = _catalogue(state, name, "LMG", "Light MG")
+            if key is not None:
+                carried[key] = carried.get(key, 0) + 1
+        if rifles is not None and men > sum(carried.values()):
+            carried = {rifles: men - sum(carried.values()), **carried}
+        if grenades is not None:
+            carried[grenades] = men
+        effects.extend(Effect("carries", uid, n, ref=key) for key, n in carried.items())
     carried = f"; they take {', '.join(lmgs)}" if lmgs else "; every other weapon is abandoned"
     return effects, f"{crew.men} men leave {s.label} as {k} section(s) of " \
                     f"{'/'.join(str(base + (i < extra)) for i in range(k))}: rifles and grenades, one leader with " \

@@ -180,6 +180,13 @@ def _unit_created(w, e):
                                   weapons=())
 
 
+def _carries(w, e):
+    u = w.unit(e)
+    if e.n < 1 or e.ref in u.weapons:
+        _fail(e, f"{u.label} cannot be given {e.n} × {e.ref!r}")
+    w.set_unit(u, weapons=u.weapons + (e.ref,))
+
+
 def _casualties(w, e):
     u = w.unit(e)
     if e.n < 0 or e.n > u.models:
@@ -303,6 +310,7 @@ HANDLERS = {
     "weapon_destroyed": _weapon_destroyed,
     "crew_leaves": _crew_leaves,
     "unit_created": _unit_created,
+    "carries": _carries,
     "hits": _log_only("unit"),
     "fire_attack": _log_only("unit"),
     "detected": _log_only("unit"),

@@ -818,6 +818,41 @@ def test_the_form_under_a_result_does_not_call_the_done_action_an_error(client, 
     assert state(dh) == before
 
 
+def test_a_crew_section_is_offered_the_rifles_and_light_mg_it_carried_out(client, db):
+    """Disposable Heroes, seed 003: a crew that leaves takes its Light MGs; every other weapon is
+    abandoned; crews carry rifles and grenades. The sections get those as weapon rows, and the attack
+    form offers a section exactly its own small arms, not the whole catalogue (45mm included)."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    rifles = factories.weapon("dh", "rifles", name="Rifles", dh_category="small_arms")
+    lmg = factories.weapon("dh", "lmg", name="LMG", dh_category="small_arms")
+    grenades = factories.weapon("dh", "grenades", name="Grenades")
+    factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", penetration_row=list(range(12, 121, 12)))
+    data = next(s for s in DH_SHEETS if s["slug"] == "soviet-at-hmg-loghouse")
+    sheet = BunkerSheet.objects.create(**{**data, "weapons": [*data["weapons"], {
+        "crew": 2, "name": "DP LMG", "location": "Infantry", "range": 48, "rof": 3, "ap": 8, "mm": -2, "dm": -3,
+        "special": ""}]})
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=12, crew_side="B")
+    enemy = dh.structure("Pit", floors=1, kind="bunker", sheet=sheet, crew_men=12, crew_side="A", x=40, y=40)
+    signed(client, dh.bob)
+    answer = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_leave", "structure": f"s{bunker.pk}", "section_size": "6", "client_token": str(uuid.uuid4())},
+        **HTMX)
+    assert "Resolved #" in body(answer)
+    one, two = Unit.objects.filter(army__battle=dh.battle, army__side="B").order_by("name")
+    arms = {u.name: sorted((uw.weapon.slug, uw.count) for uw in UnitWeapon.objects.filter(unit=u))
+            for u in (one, two)}
+    assert arms == {"Loghouse crew 1": [("grenades", 6), ("lmg", 1), ("rifles", 5)],
+                    "Loghouse crew 2": [("grenades", 6), ("rifles", 6)]}
+    for section, offered in ((one, ["LMG", "Rifles"]), (two, ["Rifles"])):
+        form = page(client.get(url(dh, "battle_form") + f"?action=dh_small_arms&attacker=u{section.pk}"
+                                                        f"&structure=s{enemy.pk}", **HTMX)).find("attack-form")
+        weapon = next(s for s in form.find_all("select") if s.attrs["name"] == "weapon")
+        assert sorted(o.text() for o in weapon.find_all("option") if o.attrs.get("value")) == offered
+    assert rifles and lmg and grenades
+
+
 def test_a_crew_that_walked_out_is_not_shown_as_routed(client, db):
     """Disposable Heroes: a crew in good order leaves its loghouse (Crew leaves). The fortification is
     empty, not routed: the map must not print R (routed) on it while its card says "Routed: no", nor

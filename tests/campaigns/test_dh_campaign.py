@@ -72,6 +72,9 @@ def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client
     assert (ground.crew_men, ground.crew_left) == (0, 7)
     section = Unit.objects.get(army__campaign=campaign, army__side="A", name=f"{PIT} crew 1")
     assert (section.models_start, section.models_left) == (7, 7)
+    # With the arms the crew took out (seed 003: rifles and grenades; the pit has no light MG).
+    carried = sorted((uw.weapon.slug, uw.count) for uw in section.unit_weapons.select_related("weapon"))
+    assert carried == [("grenades", 7), ("rifles", 7)]
     tally, page = tally_of(client, olga, campaign)
     # Side A: the Guards squad's 10 and the pit's 9 men; two lost, both of the crew. The seven who
     # walked out are the section on the roster, counted once and not lost.
@@ -83,6 +86,8 @@ def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client
     assert two_url.status_code == 303
     two = campaign.battles.get(session_number=2)
     assert Structure.objects.get(battle=two, name=PIT).crew_left == 7
+    copy = Unit.objects.get(army__battle=two, name=f"{PIT} crew 1")
+    assert sorted(copy.unit_weapons.values_list("weapon__slug", flat=True)) == ["grenades", "rifles"]
     start(client, olga, two)
     finish(client, olga, two)
     tally, _ = tally_of(client, olga, campaign)

@@ -335,3 +335,26 @@ def test_the_flamethrower_asks_no_penetration():
     # Seed 003: flamethrowers "automatically Penetrate": the form must not offer "Not penetrated" and then ignore it.
     from apps.rules import spec
     assert "penetration" not in [f.name for f in spec("dh_flamethrower").fields]
+
+
+def test_crew_sections_carry_rifles_grenades_and_the_light_mgs_they_took():
+    # Seed 003, Leaving Fortifications: "They may take Light MGs with them ... all other weapons are
+    # abandoned. Crews are normally armed with rifles ... and grenades." The battle's catalogue holds them.
+    from apps.rules import CrewWeapon, WeaponProfile
+
+    catalogue = [WeaponProfile("w1", "Rifles", "dh", dh_category="small_arms"),
+                 WeaponProfile("w2", "LMG", "dh", dh_category="small_arms"),
+                 WeaponProfile("w3", "Grenades", "dh"), WeaponProfile("w4", "45mm", "dh", dh_category="main_gun")]
+    f = fort("soviet-at-hmg-loghouse")
+    # A sheet's own light MG goes with the crew (under the catalogue's LMG); the 45mm and Maxim stay.
+    f = f.replace(crew=f.crew.replace(weapons=f.crew.weapons + (CrewWeapon("DP LMG", 2, "Infantry", light_mg=True),)))
+    state = battle("dh", [f], weapons=catalogue, section_size=6)
+    out = resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([]))
+    assert [(e.target, e.ref, e.n) for e in out.of_type("carries")] == [
+        ("fort-crew-1", "w1", 5), ("fort-crew-1", "w2", 1), ("fort-crew-1", "w3", 6),
+        ("fort-crew-2", "w1", 6), ("fort-crew-2", "w3", 6)]
+    after = apply(state, out)
+    assert [after.units[u].weapons for u in ("fort-crew-1", "fort-crew-2")] == [("w1", "w2", "w3"), ("w1", "w3")]
+    # Without those weapons in the catalogue, the sections are formed all the same.
+    bare = apply(dh(fort()), resolve("dh_leave", dh(fort()), {"structure": "fort"}, ScriptedDice([])))
+    assert [u.weapons for u in bare.units.values()] == [()]

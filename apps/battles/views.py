@@ -779,12 +779,25 @@ def battle_resolve(request, pk):
 def damage_follow_ups(battle, entry, state):
     """Bolt Action: hits on a unit are rolled for damage next. For each unit still standing that the
     entry hit, the damage roll ready filled in (unit, hits, HE or flamethrower, who fired). Disposable
-    Heroes: hits on a fortification's crew are rolled to wound with the rulebook, then entered."""
+    Heroes: hits on a fortification's crew are rolled to wound with the rulebook, then entered; a
+    penetrating hit's Guts check is rolled once its row and casualties are known, then entered."""
     if battle.ruleset == "dh":
-        return [SimpleNamespace(label=f"Enter the casualties: {e['n']} hit{pluralize(e['n'])} on {s.label}'s crew",
-                                query=urlencode({"action": "dh_crew_casualties", "structure": s.id, "hits": e["n"]}))
-                for e in (entry.outcome or {}).get("effects", [])
-                if e["type"] == "crew_hits" and e.get("n") and (s := state.structures.get(e["target"])) is not None]
+        links = []
+        for e in (entry.outcome or {}).get("effects", []):
+            s = state.structures.get(e["target"])
+            if s is None or s.crew is None:
+                continue
+            if e["type"] == "crew_hits" and e.get("n"):
+                links.append(SimpleNamespace(
+                    label=f"Enter the casualties: {e['n']} hit{pluralize(e['n'])} on {s.label}'s crew",
+                    query=urlencode({"action": "dh_crew_casualties", "structure": s.id, "hits": e["n"]})))
+            elif e["type"] == "guts_check" and s.crew.men and not s.crew.routed:
+                # The penetrating hit's Guts check, rolled now that the row and the blast are known.
+                flame = e.get("note") == "flamethrower"
+                links.append(SimpleNamespace(
+                    label=f"Enter the Guts check of {s.label}'s crew" + (" (against a flamethrower)" if flame else ""),
+                    query=urlencode({"action": "dh_guts", "structure": s.id, "flamethrower": "yes" if flame else "no"})))
+        return links
     if battle.ruleset != "ba":
         return []
     links = tank_in_the_rubble(battle, entry, state)

@@ -224,8 +224,10 @@ def guts(s, crew, survivors, passed, flame, pins_now=None):
     return effects, f"Guts check failed: pinned ({pins + 1})"
 
 
-def penetrating_hit(state, s, sheet, crew, weapon, dice, passed, heaviest, flame=False):
-    """Roll on the Fortification Penetrating Hits Results table (DH-11..16)."""
+def penetrating_hit(state, s, sheet, crew, weapon, dice, heaviest, flame=False):
+    """Roll on the Fortification Penetrating Hits Results table (DH-11..16). A row that calls for a Guts
+    check says so (`guts_check`): the players roll it once they know the row and what the blast did, and
+    enter it with `dh_guts`."""
     mods = (weapon.dm or 0) + sheet.dm + crew.penetrating_hits
     overlap = state.options.dh_overlap
     face = dice.die(10, f"Penetrating hits on {s.label} (d10 {mods:+d})",
@@ -266,8 +268,13 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, passed, heaviest, flame
             words.append(f"{crew.weapons[i].name} destroyed")
         else:  # the seed's words above promise one: say why nothing went
             words.append(f"no {'main gun' if heaviest == 'main_gun' else 'machine gun'} left to destroy")
-    more, text = guts(s, crew, survivors, passed, flame)
-    return effects + more, "; ".join(words + [text] if text else words)
+    if survivors and not crew.routed:
+        # After the roll, not before: only these rows call for a check, and the DH core's modifiers for it
+        # follow what the blast did. A flamethrower's failed check routs (DH-16): the note says so.
+        effects.append(Effect("guts_check", s.id, survivors, note="flamethrower" if flame else ""))
+        words.append(f"the crew ({survivors} left) takes a Guts check{' against a flamethrower' if flame else ''}: "
+                     "roll it, then enter it")
+    return effects, "; ".join(words)
 
 
 # ---------------------------------------------------------------------------- actions
@@ -286,8 +293,8 @@ def dh_flamethrower(w):
 
 
 _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
-              help="The crew's Guts check from your rulebook, rolled before resolving; used only if the result "
-                   "calls for one (the log then says whether it held)")
+              help="The crew's Guts check from your rulebook, once you know the casualties; used only if there "
+                   "are any (the log then says whether it held)")
 
 
 @action(
@@ -304,7 +311,6 @@ _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
                    ("no", "Not penetrated (your rulebook)")),
           help="The seeds give rows only for the guns on the sheets: for another weapon (bazooka, "
                "Panzerschreck, explosives) take the answer from your rulebook's chart"),
-    _GUTS,
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
     source=f"{SOURCE} 'Firing Main Guns at Fortifications', penetrating hits table (DH-7..15, DH-4, A-DH-1, "
@@ -342,7 +348,7 @@ def resolve_dh_main_gun(state, inp, dice):
     if not through:
         return effects + [Effect("not_penetrated", s.id)], f"{w.name} hit the {facing} {name} (AV {av}): " \
                                                            "no penetration"
-    more, text = penetrating_hit(state, s, sheet, crew, w, dice, inp["guts_passed"], inp["heaviest"])
+    more, text = penetrating_hit(state, s, sheet, crew, w, dice, inp["heaviest"])
     return effects + [Effect("penetrated", s.id)] + more, f"{w.name} penetrated the {facing} {name} (AV {av}); {text}"
 
 
@@ -351,7 +357,6 @@ def resolve_dh_main_gun(state, inp, dice):
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=dh_flamethrower),
     Field("structure", "structure", "Fortification"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
-    _GUTS,
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
     source=f"{SOURCE} 'Firing Flamethrowers at Fortifications' (DH-16)",
@@ -363,7 +368,7 @@ def resolve_dh_flamethrower(state, inp, dice):
         refuse("weapon", w.key, f"{w.name} is not a flamethrower")
     if not inp["hit"]:
         return [], f"{w.name} missed {s.label}"
-    more, text = penetrating_hit(state, s, sheet, crew, w, dice, inp["guts_passed"], inp["heaviest"], flame=True)
+    more, text = penetrating_hit(state, s, sheet, crew, w, dice, inp["heaviest"], flame=True)
     return [Effect("penetrated", s.id, note="flamethrower")] + more, f"{w.name} penetrates {s.label}; {text}"
 
 
@@ -412,6 +417,29 @@ def resolve_dh_crew_casualties(state, inp, dice):
         return [], f"No casualties in {s.label}: no Guts check"
     more, text = guts(s, crew, crew.men - n, inp["guts_passed"], flame=False)
     return [Effect("crew_casualties", s.id, n)] + more, f"{n} of {s.label}'s crew killed; {text}"
+
+
+@action(
+    "dh_guts", "dh", "Guts check of a fortification's crew",
+    Field("structure", "structure", "Fortification"),
+    Field("guts_passed", "bool", "Guts check passed?",
+          help="The crew's Guts check from your rulebook, with all its normal modifiers, their cover included"),
+    Field("flamethrower", "bool", "Against a flamethrower?", default=False,
+          help="Failed against a flamethrower, the crew routs at once, with no pin (filled in when you come "
+               "from the attack)"),
+    source=f"{SOURCE} penetrating hits table and the paragraph below it, 'Firing Flamethrowers at "
+           "Fortifications' (DH-6, DH-14, DH-16)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
+)
+def resolve_dh_guts(state, inp, dice):
+    s = inp["structure"]
+    sheet, crew = _sheet(s)
+    if crew.men == 0:
+        refuse("structure", s.id, f"{s.label} has no crew left to take a Guts check")
+    if crew.routed:
+        refuse("structure", s.id, f"{s.label}'s crew has routed already")
+    effects, text = guts(s, crew, crew.men, inp["guts_passed"], inp["flamethrower"])
+    return effects, f"{s.label}'s crew: {text}"
 
 
 def _catalogue(state, *names):

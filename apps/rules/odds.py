@@ -21,6 +21,7 @@ _EVENTS = {
     "breached": "{s} breached",
     "penetrated": "Penetrates {s}",
     "rout": "{s}'s crew routs",
+    "guts_check": "{s}'s crew takes a Guts check",
     "weapon_destroyed": "A weapon in {s} is destroyed",
     "detected": "{s} detected",
     "unit_destroyed": "{s} destroyed",

@@ -302,6 +302,7 @@ HANDLERS = {
     "penetrated": _log_only("structure"),
     "not_penetrated": _log_only("structure"),
     "ph_result": _log_only("structure"),
+    "guts_check": _log_only("structure"),
     "crew_hits": _log_only("structure"),
     "crew_casualties": _crew_change("men"),
     "penetrating_hits": _crew_change("penetrating_hits"),

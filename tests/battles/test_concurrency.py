@@ -61,11 +61,10 @@ PLAYER_DICE = ["9", "1", "1"]
 
 def attack(w, gun, user, token=None, dice=PLAYER_DICE):
     # Front d10 9 = vision (AV 10); penetration d10 1 = 12 penetrates; PH d10 1 - 1 (45mm DM) + previous
-    # hits is at most 2 while few hits are on it: no blast, guts check (passed), 1 penetrating hit.
+    # hits is at most 2 while few hits are on it: no blast, a Guts check owed, 1 penetrating hit.
     return lambda: services.perform(
         battle_id=w.battle.pk, user=user, action="dh_main_gun", attacker=f"u{gun.pk}", client_token=token,
-        inputs={"weapon": f"w{w.gun.pk}", "structure": f"s{w.bunker.pk}", "facing": "front", "hit": "yes",
-                "guts_passed": "yes"},
+        inputs={"weapon": f"w{w.gun.pk}", "structure": f"s{w.bunker.pk}", "facing": "front", "hit": "yes"},
         dice_values=dice, seed=None,
     )
 

@@ -282,6 +282,11 @@ def test_main_gun_penetrating_hits_are_kept_on_the_crew(dh):
     dh.bunker.refresh_from_db()
     assert dh.bunker.crew_penetrating_hits == 2
     assert dh.bunker.crew_men == 8  # two dice at or under AP 6
+    # The Guts check the 5–6 row calls for is rolled now, and entered: failed, the crew is pinned.
+    assert dh.bunker.crew_pins == 0
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_guts",
+                     inputs={"structure": f"s{dh.bunker.pk}", "guts_passed": "no"})
+    dh.bunker.refresh_from_db()
     assert dh.bunker.crew_pins == 1
 
 

@@ -794,6 +794,45 @@ def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_men == 10
 
 
+def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
+    """Disposable Heroes, seed 003: a penetrating hit's row says whether the crew takes a Guts check, and
+    the check is taken with its normal modifiers once the blast's casualties are known. The attack form
+    asks nothing about it; the answer offers the check for that crew, and entering it fails and pins."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
+                           penetration_row=list(range(12, 121, 12)))
+    crew_gun = dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
+    signed(client, dh.alice)
+    attack = {"action": "dh_main_gun", "attacker": uid(crew_gun), "weapon": f"w{gun.pk}",
+              "structure": f"s{bunker.pk}", "facing": "front", "hit": "yes"}
+    form = page(client.get(url(dh, "battle_form") + "?" + "&".join(f"{k}={v}" for k, v in attack.items()), **HTMX))
+    assert not [i for i in form.find("attack-form").find_all("input") if i.attrs.get("name") == "guts_passed"]
+    assert "Hit?" in form.find("attack-form").text()
+    # Front 3: walls (AV 90); penetration 8: 96; PH 6 − 1 = 5: blast 10D10 AP 6, two dice kill two.
+    dice = ["3", "8", "6", "1", "2", "7", "8", "9", "10", "10", "9", "8", "7"]
+    answer = client.post(url(dh, "battle_resolve"), {
+        **attack, "dice_mode": "player", **{f"dice_{i}": d for i, d in enumerate(dice)},
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Resolved #" in body(answer)
+    assert (Structure.objects.get(pk=bunker.pk).crew_men, Structure.objects.get(pk=bunker.pk).crew_pins) == (8, 0)
+    link = next(a for a in page(answer).find("attack-form").find_all("a") if "Guts" in a.text())
+    assert link.text().strip() == "Enter the Guts check of Loghouse's crew"
+    query = {k: v[0] for k, v in parse_qs(link.attrs["hx-get"].split("?", 1)[1]).items()}
+    assert query == {"action": "dh_guts", "structure": f"s{bunker.pk}", "flamethrower": "no"}
+    filled = page(client.get(f"{url(dh, 'battle_form')}?{link.attrs['hx-get'].split('?', 1)[1]}", **HTMX))
+    assert [o.attrs.get("value") for o in filled.find("id_action").find_all("option") if "selected" in o.attrs] == [
+        "dh_guts"]
+    signed(client, dh.bob)
+    done = client.post(url(dh, "battle_resolve"), {**query, "guts_passed": "no", "client_token": str(uuid.uuid4())},
+                       **HTMX)
+    assert "Loghouse's crew: Guts check failed: pinned (1)" in page(done).find("attack-form").text()
+    assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
+
+
 def test_the_form_under_a_result_does_not_call_the_done_action_an_error(client, db):
     """Disposable Heroes: the crew leaves its loghouse. The form drawn under the result keeps the action
     and the fortification, which now has nobody left to leave: the answer says what was done, with no

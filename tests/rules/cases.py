@@ -75,7 +75,7 @@ def dh_main_gun():
 
 def dh_main_gun_fort():
     return battle("dh", [fort("german-concrete-blockhouse", penetrating_hits=1)]), "dh_main_gun", \
-        {"weapon": "dh_105mm", "structure": "fort", "facing": "rear", "hit": "yes", "guts_passed": "yes"}
+        {"weapon": "dh_105mm", "structure": "fort", "facing": "rear", "hit": "yes"}
 
 
 def dh_flamethrower():

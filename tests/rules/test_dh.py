@@ -136,7 +136,7 @@ def test_a_weapon_without_a_row_takes_penetration_from_the_players():
     assert err.value.field == "penetration" and "from your rulebook's chart" in err.value.message
     out = resolve("dh_main_gun", state, {**attack, "penetration": "no"}, ScriptedDice([3]))
     assert out.of_type("not_penetrated") and [d.purpose for d in out.dice] == ["Hit location, front"]
-    out = resolve("dh_main_gun", state, {**attack, "penetration": "yes", "guts_passed": "yes"},
+    out = resolve("dh_main_gun", state, {**attack, "penetration": "yes"},
                   ScriptedDice([3, 6, *MISS]))
     assert out.of_type("penetrated") and out.of_type("ph_result")[0].note == "5–6"
     # A gun with its row still rolls, unless the players say otherwise.
@@ -147,11 +147,11 @@ def test_catalogue_example_45mm_against_the_german_hmg_loghouse():
     """DH-12: d10 6 → 5: blast AP 6, Guts, 2 PH. Next d10 6 → 6 − 1 + 2 = 7: blast AP 8, PH 4, an MG34 lost."""
     state = dh(fort())
     blast = [1, 2, 3, 6, 7, 8, 9, 10, 10, 10]  # four at or under AP 6, six at or under AP 8
-    out = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice([1, 10, 6, *blast]))
+    out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 6, *blast]))
     assert out.of_type("ph_result")[0].note == "5–6"
-    assert kinds(out)[-2:] == [("crew_casualties", 4), ("penetrating_hits", 2)]
+    assert kinds(out)[-3:] == [("crew_casualties", 4), ("penetrating_hits", 2), ("guts_check", 6)]
     state = apply(state, out)
-    out = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "no"}, ScriptedDice([1, 10, 6, *blast]))
+    out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 6, *blast]))
     assert out.of_type("ph_result")[0].note == "7–8"
     assert ("crew_casualties", 6) in kinds(out) and out.of_type("weapon_destroyed")[0].ref == "MG34 HMG"
     state = apply(state, out)
@@ -162,7 +162,7 @@ def test_catalogue_example_45mm_against_the_german_hmg_loghouse():
 def test_catalogue_example_75mm_against_the_concrete_blockhouse():
     """DH-12: 7.5cm (DM 0) v Fort (DM −3) with 2 PH, d10 8 → 7: AP 8, +2 PH (4), one 10.5cm destroyed."""
     state = dh(fort("german-concrete-blockhouse", penetrating_hits=2))
-    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_75mm", "facing": "top", "guts_passed": "yes"},
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_75mm", "facing": "top"},
                   ScriptedDice([10, 8, *([10] * 10)]))
     assert out.of_type("ph_result")[0].note == "7–8" and out.of_type("weapon_destroyed")[0].ref == "10.5cm"
     assert apply(state, out).structures["fort"].crew.penetrating_hits == 4
@@ -181,7 +181,7 @@ def test_catalogue_example_105mm_against_the_h35():
 
 def test_blast_casualties_never_exceed_the_crew():
     state = dh(fort("german-h-35-atlantic-wall-turret-bunker"))
-    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_105mm", "facing": "top", "guts_passed": "yes"},
+    out = resolve("dh_main_gun", state, {**MAIN_GUN, "weapon": "dh_105mm", "facing": "top"},
                   ScriptedDice([10, 5, *MISS]))
     assert ("crew_casualties", 2) in kinds(out)
 
@@ -189,11 +189,11 @@ def test_blast_casualties_never_exceed_the_crew():
 def test_heaviest_weapon_is_the_attackers_choice_and_ignored_without_one():
     state = dh(fort("soviet-at-hmg-loghouse"))
     dice = [1, 10, 9, *([10] * 10)]  # 45mm DM −1: 9 → 8
-    gun = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice(dice))
-    mg = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes", "heaviest": "machine_gun"},
+    gun = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice(dice))
+    mg = resolve("dh_main_gun", state, {**MAIN_GUN, "heaviest": "machine_gun"},
                  ScriptedDice(dice))
     assert gun.of_type("weapon_destroyed")[0].ref == "45mm" and mg.of_type("weapon_destroyed")[0].ref == "Maxim"
-    pit = resolve("dh_main_gun", dh(fort("soviet-rifle-pit")), {**MAIN_GUN, "guts_passed": "yes"},
+    pit = resolve("dh_main_gun", dh(fort("soviet-rifle-pit")), MAIN_GUN,
                   ScriptedDice(dice))
     assert pit.of_type("ph_result")[0].note == "7–8" and not pit.of_type("weapon_destroyed")
     assert ("penetrating_hits", 2) in kinds(pit)
@@ -203,8 +203,37 @@ def test_heaviest_weapon_is_the_attackers_choice_and_ignored_without_one():
 def test_third_pin_routs():
     state = dh(fort(pins=2))
     out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 5, *([10] * 10)]))  # 4 → 3–4
-    assert [e.type for e in out.effects][-2:] == ["pin", "rout"]
+    assert [e.type for e in out.effects][-1:] == ["guts_check"]
+    state = apply(state, out)
+    out = resolve("dh_guts", state, {"structure": "fort", "guts_passed": "no"}, ScriptedDice([]))
+    assert [e.type for e in out.effects] == ["pin", "rout"]
     assert apply(state, out).structures["fort"].crew.pins == 3
+
+
+def test_the_guts_check_comes_after_the_roll_that_calls_for_it():
+    """Seed 003: the table's rows say "Guts Check" (not 9–10 nor the last row), and the check is taken
+    "as normal with all normal modifiers": it is rolled once the row and the blast's casualties are known,
+    so the attack asks nothing about it and says one is owed; the players then enter it."""
+    from apps.rules import spec
+
+    assert "guts_passed" not in [f.name for f in spec("dh_main_gun").fields]
+    assert "guts_passed" not in [f.name for f in spec("dh_flamethrower").fields]
+    state = dh(fort())
+    out = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 6, 1, 2, 3, 6, 7, 8, 9, 10, 10, 10]))
+    assert kinds(out)[-3:] == [("crew_casualties", 4), ("penetrating_hits", 2), ("guts_check", 6)]
+    assert not out.of_type("pin") and "the crew (6 left) takes a Guts check: roll it, then enter it" in out.summary
+    state = apply(state, out)
+    held = resolve("dh_guts", state, {"structure": "fort", "guts_passed": "yes"}, ScriptedDice([]))
+    assert held.effects == () and held.summary == "German HMG Loghouse's crew: Guts check passed"
+    failed = resolve("dh_guts", state, {"structure": "fort", "guts_passed": "no"}, ScriptedDice([]))
+    assert kinds(failed) == [("pin", 1)] and apply(state, failed).structures["fort"].crew.pins == 1
+    # 9–10 and 11+ call for none; nor does a crew the blast killed to the last man.
+    routed = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 9, *([10] * 10)]))  # 9 − 1 + 2 PH
+    assert routed.of_type("ph_result")[0].note == "9–10" and not routed.of_type("guts_check")
+    wiped = resolve("dh_main_gun", dh(fort(men=2)), MAIN_GUN, ScriptedDice([1, 10, 6, *MISS]))
+    assert not wiped.of_type("guts_check")
+    with pytest.raises(ActionRefused, match="no crew left to take a Guts check"):
+        resolve("dh_guts", apply(dh(fort(men=2)), wiped), {"structure": "fort", "guts_passed": "no"}, ScriptedDice([]))
 
 
 def test_flamethrower_penetrates_never_pins_and_routs_on_a_failed_guts_check():
@@ -212,9 +241,15 @@ def test_flamethrower_penetrates_never_pins_and_routs_on_a_failed_guts_check():
     state = dh(fort("soviet-rifle-pit"))
     out = resolve("dh_flamethrower", state, {"weapon": "dh_flamethrower", "structure": "fort", "hit": "yes"},
                   ScriptedDice([4, *([10] * 10)]))
-    assert [e.type for e in out.effects] == ["penetrated", "ph_result", "penetrating_hits", "rout"]
-    passed = resolve("dh_flamethrower", state, {"weapon": "dh_flamethrower", "structure": "fort", "hit": "yes",
-                                                "guts_passed": "yes"}, ScriptedDice([4, *([10] * 10)]))
+    assert [e.type for e in out.effects] == ["penetrated", "ph_result", "penetrating_hits", "guts_check"]
+    assert out.of_type("guts_check")[0].note == "flamethrower"
+    state = apply(state, out)
+    failed = resolve("dh_guts", state, {"structure": "fort", "guts_passed": "no", "flamethrower": "yes"},
+                     ScriptedDice([]))
+    assert [e.type for e in failed.effects] == ["rout"]
+    assert apply(state, failed).structures["fort"].crew.pins == 0
+    passed = resolve("dh_guts", state, {"structure": "fort", "guts_passed": "yes", "flamethrower": "yes"},
+                     ScriptedDice([]))
     assert not passed.of_type("rout", "pin")
 
 
@@ -315,7 +350,7 @@ def test_summaries_read_as_sentences():
     state = dh(fort())
     small = resolve("dh_small_arms", state, {"structure": "fort", "shots": 2}, ScriptedDice([1, 5, 3]))
     assert "1 natural 1, 1 hit;" in small.summary
-    gun = resolve("dh_main_gun", state, {**MAIN_GUN, "guts_passed": "yes"}, ScriptedDice([1, 10, 6, *MISS]))
+    gun = resolve("dh_main_gun", state, MAIN_GUN, ScriptedDice([1, 10, 6, *MISS]))
     assert "Guts Check. 2 PH; 10 crew killed" in gun.summary and ".;" not in gun.summary
 
 

@@ -166,7 +166,9 @@ def _crew_leaves(w, e):
     s, crew = w.crew(e)
     if e.n != crew.men:
         _fail(e, f"{e.n} men leave but the crew has {crew.men}")
-    w.set_structure(s, crew=crew.replace(men=0, left=crew.left + e.n))
+    # The crew is one unit (DH-6): its pin markers and its rout go out with it, on the sections it forms;
+    # the empty fortification keeps neither.
+    w.set_structure(s, crew=crew.replace(men=0, pins=0, routed=False, left=crew.left + e.n))
 
 
 def _unit_created(w, e):

@@ -62,10 +62,12 @@ def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client
     pit = Structure.objects.get(battle=one, name=PIT)
     # Two of the pit's nine killed by small arms (the wound rolls from the rulebook), then the seven
     # left walk out in good order as one section.
-    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="yes")
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="no")
     act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
     pit.refresh_from_db()
     assert (pit.crew_men, pit.crew_left) == (0, 7)
+    # The pin went out with the men (the crew is one unit): the section has it, the empty pit does not.
+    assert pit.crew_pins == 0 and Unit.objects.get(army__battle=one, name=f"{PIT} crew 1").pins == 1
     finish(client, olga, one)
 
     ground = Structure.objects.get(campaign=campaign, name=PIT)
@@ -79,7 +81,7 @@ def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client
     # Side A: the Guards squad's 10 and the pit's 9 men; two lost, both of the crew. The seven who
     # walked out are the section on the roster, counted once and not lost.
     assert tally["Side A"] == ["1", "2 of 19 2 of them bunker crew", "0 of 2"]
-    assert "Crew 0/9 (side A) · 7 left it as infantry" in text_of(page, "ground")
+    assert "Crew 0/9 (side A) · 7 left it as infantry · 0 penetrating hits" in text_of(page, "ground")
 
     # Session 2 starts from that ground and roster, and ends: the tally does not change.
     two_url = signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "mist"})

@@ -361,6 +361,9 @@ def test_routed_survivors_leave_with_their_pins():
     state = dh(f.replace(crew=f.crew.replace(men=15, pins=3, routed=True)), section_size=10)
     after = apply(state, resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([])))
     assert [(u.models, u.pins) for u in after.units.values()] == [(8, 3), (7, 3)]
+    # They took the markers with them: the empty blockhouse is neither pinned nor routed.
+    empty = after.structures["fort"].crew
+    assert (empty.men, empty.pins, empty.routed, empty.left) == (0, 0, False, 15)
     pinned = dh(f.replace(crew=f.crew.replace(pins=1)), section_size=12)
     after = apply(pinned, resolve("dh_leave", pinned, {"structure": "fort"}, ScriptedDice([])))
     assert [u.pins for u in after.units.values()] == [1, 1]

@@ -420,6 +420,41 @@ def resolve_dh_crew_casualties(state, inp, dice):
 
 
 @action(
+    "dh_casualties", "dh", "Casualties in a unit",
+    Field("target", "unit", "Unit hit"),
+    Field("casualties", "int", "Casualties", min=0, help="From your rulebook's fire and wound rolls (a fortification's "
+                                                           "machine guns, rifles, blasts at infantry)"),
+    Field("guts_passed", "bool", "Guts check passed?", default=False,
+          help="The unit's Guts check from your rulebook, once you know the casualties; used only if there are any"),
+    source=f"{SOURCE} 'How Fortifications Fight Back', 'Leaving Fortifications' (DH-19..22): the fire itself is "
+           "the DH core rulebook's",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
+)
+def resolve_dh_casualties(state, inp, dice):
+    """The seed has fortifications fight back, and crews walk out as infantry, but leaves the fire at
+    infantry to the DH core rulebook: its result is entered here, so a campaign's rosters keep their
+    losses (a crew's sections included)."""
+    u, n = inp["target"], inp["casualties"]
+    if u.destroyed:
+        refuse("target", u.id, f"{u.label} has been destroyed")
+    if n > u.models:
+        raise InputError("casualties", n, f"{u.label} has only {u.models} model{'s' * (u.models != 1)}")
+    if not n:
+        return [], f"No casualties in {u.label}: no Guts check"
+    effects = [Effect("casualties", u.id, n)]
+    if n == u.models:
+        return effects + [Effect("unit_destroyed", u.id)], f"{n} of {u.label} killed: the unit is destroyed"
+    if inp["guts_passed"]:
+        return effects, f"{n} of {u.label} killed; Guts check passed"
+    if u.pins >= tables.DH_PINS_TO_ROUT:
+        return effects, f"{n} of {u.label} killed; Guts check failed: already routed (3 pins)"
+    effects.append(Effect("pin", u.id, 1))
+    if u.pins + 1 >= tables.DH_PINS_TO_ROUT:
+        return effects, f"{n} of {u.label} killed; Guts check failed: third pin, the unit routs 9\""
+    return effects, f"{n} of {u.label} killed; Guts check failed: pinned ({u.pins + 1})"
+
+
+@action(
     "dh_guts", "dh", "Guts check of a fortification's crew",
     Field("structure", "structure", "Fortification"),
     Field("guts_passed", "bool", "Guts check passed?",

@@ -94,3 +94,27 @@ def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client
     finish(client, olga, two)
     tally, _ = tally_of(client, olga, campaign)
     assert tally["Side A"] == ["2", "2 of 19 2 of them bunker crew", "0 of 2"]
+
+
+def test_losses_of_a_crew_section_in_a_later_session_go_on_the_roster(client, winter):
+    """The German squad's fire at the section the pit's crew formed is the DH core rulebook's: its
+    casualties are entered, the section loses them, and the campaign's roster and tally count them."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    finish(client, olga, one)
+    signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "mist"})
+    two = campaign.battles.get(session_number=2)
+    start(client, olga, two)
+    section = Unit.objects.get(army__battle=two, name=f"{PIT} crew 1")
+    entry = act(client, olga, two, action="dh_casualties", target=f"u{section.pk}", casualties="3", guts_passed="no")
+    assert entry.summary == f"3 of {PIT} crew 1 killed; Guts check failed: pinned (1)"
+    section.refresh_from_db()
+    assert (section.models_left, section.pins) == (6, 1)
+    finish(client, olga, two)
+    assert Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1").models_left == 6
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["2", "3 of 19", "0 of 2"]
+    assert [f"{PIT} crew 1 Infantry · at 30″, 10.5″", "6/9", "3"] in table_rows(page, "roster-A")

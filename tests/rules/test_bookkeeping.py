@@ -13,6 +13,7 @@ BOOKKEEPING = {
                            {"structure": "house", "hits": "sq=4"}),
     "dh_crew_casualties": lambda: (battle("dh", [fort()]), {"structure": "fort", "casualties": 2, "hits": 3,
                                                             "guts_passed": "yes"}),
+    "dh_casualties": lambda: (battle("dh", [], [unit("sq", models=5)]), {"target": "sq", "casualties": 2}),
     "dh_guts": lambda: (battle("dh", [fort()]), {"structure": "fort", "guts_passed": "no"}),
     "dh_leave": lambda: (battle("dh", [fort()]), {"structure": "fort"}),
     "lg_breach": lambda: (battle("lg", [building("wall", 1)]), {"structure": "wall", "hit": "yes",

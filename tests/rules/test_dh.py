@@ -396,3 +396,22 @@ def test_crew_sections_carry_rifles_grenades_and_the_light_mgs_they_took():
     # Without those weapons in the catalogue, the sections are formed all the same.
     bare = apply(dh(fort()), resolve("dh_leave", dh(fort()), {"structure": "fort"}, ScriptedDice([])))
     assert [u.weapons for u in bare.units.values()] == [()]
+
+
+def test_casualties_in_a_unit_are_the_players_and_pin_on_a_failed_guts_check():
+    """The fortification's fire at infantry is the DH core rulebook's: its losses are entered, so a crew's
+    sections (and every squad) keep them; a failed Guts check pins, the third pin routs."""
+    from .builders import unit
+
+    state = battle("dh", [fort()], [unit("sec", "B", models=5, pins=1)])
+    out = resolve("dh_casualties", state, {"target": "sec", "casualties": 2}, ScriptedDice([]))
+    assert kinds(out) == [("casualties", 2), ("pin", 1)] and out.summary.endswith("pinned (2)")
+    after = apply(state, out).units["sec"]
+    assert (after.models, after.pins) == (3, 2)
+    held = resolve("dh_casualties", state, {"target": "sec", "casualties": 1, "guts_passed": "yes"}, ScriptedDice([]))
+    assert kinds(held) == [("casualties", 1)]
+    gone = resolve("dh_casualties", state, {"target": "sec", "casualties": 5}, ScriptedDice([]))
+    assert [e.type for e in gone.effects] == ["casualties", "unit_destroyed"]
+    assert resolve("dh_casualties", state, {"target": "sec", "casualties": 0}, ScriptedDice([])).effects == ()
+    with pytest.raises(InputError, match="has only 5 models"):
+        resolve("dh_casualties", state, {"target": "sec", "casualties": 6}, ScriptedDice([]))

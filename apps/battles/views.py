@@ -634,7 +634,7 @@ def battle_detail(request, pk):
     result = _int(request.GET.get("result"))
     if form is not None and result:
         entry = battle.log_entries.filter(seq=result, undone=False).first()
-        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state) if entry else []
+        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state, form.sides) if entry else []
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays:
@@ -764,7 +764,7 @@ def battle_resolve(request, pk):
     form = fresh_form(request, battle, board, viewer, data)
     if form is not None:
         form.result = entry
-        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state)
+        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state, form.sides)
     context = updates_context(battle, viewer, after=_after(data, entry.seq - 1), upto=upto,
                               map_known=_int(data.get("m")), card=data.get("card") or target, board=board, form=form,
                               token=watch.issue(battle.pk, request.user.pk))
@@ -776,11 +776,13 @@ def battle_resolve(request, pk):
     return response
 
 
-def damage_follow_ups(battle, entry, state):
+def damage_follow_ups(battle, entry, state, sides=None):
     """Bolt Action: hits on a unit are rolled for damage next. For each unit still standing that the
     entry hit, the damage roll ready filled in (unit, hits, HE or flamethrower, who fired). Disposable
     Heroes: hits on a fortification's crew are rolled to wound with the rulebook, then entered; a
-    penetrating hit's Guts check is rolled once its row and casualties are known, then entered."""
+    penetrating hit's Guts check is rolled once its row and casualties are known, then entered; a crew
+    that routs must leave its fortification (seed 003: "Rout 9\""), which its own side (`sides`, all
+    when None) records."""
     if battle.ruleset == "dh":
         links = []
         for e in (entry.outcome or {}).get("effects", []):
@@ -797,6 +799,10 @@ def damage_follow_ups(battle, entry, state):
                 links.append(SimpleNamespace(
                     label=f"Enter the Guts check of {s.label}'s crew" + (" (against a flamethrower)" if flame else ""),
                     query=urlencode({"action": "dh_guts", "structure": s.id, "flamethrower": "yes" if flame else "no"})))
+            elif e["type"] == "rout" and s.crew.men and s.crew.routed and (sides is None or s.crew.side in sides):
+                links.append(SimpleNamespace(
+                    label=f"{s.label}'s crew routs 9″: record it leaving as infantry sections",
+                    query=urlencode({"action": "dh_leave", "structure": s.id})))
         return links
     if battle.ruleset != "ba":
         return []

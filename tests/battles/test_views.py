@@ -833,6 +833,34 @@ def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
 
 
+def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):
+    """Seed 003: on its third pin the crew "must Rout 9\"" out of its fortification and fights on as
+    infantry. The answer to the failed Guts check offers the crew's side the Crew leaves form for it
+    (the other side cannot record it, so it is not offered to them); recorded, the sections keep the
+    three pins."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    Structure.objects.filter(pk=bunker.pk).update(crew_pins=2)
+    guts = {"action": "dh_guts", "structure": f"s{bunker.pk}", "guts_passed": "no"}
+    signed(client, dh.alice)
+    answer = client.post(url(dh, "battle_resolve"), {**guts, "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "third pin, the crew routs 9" in page(answer).find("attack-form").text()
+    assert not [a for a in page(answer).find("attack-form").find_all("a") if "routs" in a.text()]
+    services.undo_last(battle_id=dh.battle.pk, user=dh.alice)
+    signed(client, dh.bob)
+    answer = client.post(url(dh, "battle_resolve"), {**guts, "client_token": str(uuid.uuid4())}, **HTMX)
+    (link,) = [a for a in page(answer).find("attack-form").find_all("a") if "routs" in a.text()]
+    assert link.text().strip() == "Loghouse's crew routs 9″: record it leaving as infantry sections"
+    query = {k: v[0] for k, v in parse_qs(link.attrs["hx-get"].split("?", 1)[1]).items()}
+    assert query == {"action": "dh_leave", "structure": f"s{bunker.pk}"}
+    client.post(url(dh, "battle_resolve"), {**query, "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Structure.objects.get(pk=bunker.pk).crew_men == 0
+    assert [(u.models_left, u.pins) for u in Unit.objects.filter(army__battle=dh.battle, army__side="B")] == [(10, 3)]
+
+
 def test_the_form_under_a_result_does_not_call_the_done_action_an_error(client, db):
     """Disposable Heroes: the crew leaves its loghouse. The form drawn under the result keeps the action
     and the fortification, which now has nobody left to leave: the answer says what was done, with no

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from apps.battles import watch
 from apps.battles.models import Battle
-from apps.campaigns import permissions
+from apps.campaigns import permissions, services
 from apps.campaigns.account_forms import (ClubForm, InviteForm, JoinForm, RoleForm, SpectatorLinkForm, client_ip,
                                           code_guessing_paused, count_wrong_code, invite_lookup, normalise_code,
                                           pretty_code, unique_club_slug)
@@ -216,6 +216,14 @@ def member_role(request, club, pk):
     return see_other(club_url(club, f"member-{membership.pk}"))
 
 
+def sides_released(armies):
+    """What the organiser is told about the sides a member no longer commands."""
+    if not armies:
+        return ""
+    names = ", ".join(dict.fromkeys(a.name for a in armies))
+    return f" The organisers now act for what they commanded ({names}) until you choose someone else."
+
+
 @login_required
 @require_POST
 @organised_club("remove members")
@@ -226,10 +234,12 @@ def member_remove(request, club, pk):
         if not permissions.organisers_left(club.pk, without_user_id=membership.user_id):
             return member_refused(request, club, membership, LAST_ORGANISER.format(name=membership.user.get_username()))
         Membership.objects.filter(pk=membership.pk).delete()
+        released = services.release_commands(club_id=club.pk, user_id=membership.user_id)
     if membership.user_id == request.user.pk:
         messages.success(request, f"You left {club.name}.")
         return see_other(reverse("club_list"))
-    messages.success(request, f"{membership.user.get_username()} is no longer a member of {club.name}.")
+    messages.success(request, f"{membership.user.get_username()} is no longer a member of {club.name}."
+                              + sides_released(released))
     return see_other(club_url(club, "members"))
 
 
@@ -246,5 +256,6 @@ def club_leave(request, slug):
             return member_refused(request, club, mine, "You are the club's last organiser: make someone else an "
                                                        "organiser before you leave.")
         mine.delete()
+        services.release_commands(club_id=club.pk, user_id=request.user.pk)
     messages.success(request, f"You left {club.name}.")
     return see_other(reverse("club_list"))

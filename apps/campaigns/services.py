@@ -6,7 +6,7 @@ session can be reopened and the campaign restored to exactly what it was before 
 """
 
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from apps.armies.models import Army, Unit, UnitWeapon
@@ -114,6 +114,22 @@ def set_commander(*, campaign_id, user, side, owner_id):
         # Phones on those battles ask again; the form they offer depends on who commands what.
         Battle.objects.filter(pk__in=[b.pk for b in open_battles]).update(version=F("version") + 1)
         return army, open_battles
+
+
+def release_commands(*, club_id, user_id):
+    """Someone is no longer a member of the club: the sides they commanded in its scenarios, campaigns
+    and open battles go back to the organisers (only members command, as `set_commander` holds), so
+    no page names a commander who cannot act, and joining again later hands nothing back unasked.
+    Finished battles keep who played them. Call it in the transaction that ends the membership.
+    Returns the armies released."""
+    armies = list(Army.objects.filter(owner_id=user_id).filter(
+        Q(scenario__club_id=club_id) | Q(campaign__club_id=club_id)
+        | (Q(battle__club_id=club_id) & ~Q(battle__status=BattleStatus.FINISHED))).order_by("side", "pk"))
+    if armies:
+        Army.objects.filter(pk__in=[a.pk for a in armies]).update(owner=None)
+        # Phones on those battles ask again: the form they offer depends on who commands what.
+        Battle.objects.filter(pk__in={a.battle_id for a in armies if a.battle_id}).update(version=F("version") + 1)
+    return armies
 
 
 def discard_session(*, campaign_id, user):

@@ -8,6 +8,8 @@ from config.views import healthz
 
 # A PermissionDenied raised anywhere answers with the refusal page, in the site's layout.
 handler403 = "config.responses.permission_denied"
+# So does a 404: a page of the site with a way home, never the server's bare "Not Found".
+handler404 = "config.responses.page_not_found"
 # Pasted text beyond the form-data limit is refused in words (an import page's own limit can be larger).
 handler400 = "config.responses.bad_request"
 # The admin's sign-in counts failures with the site's own.

@@ -87,3 +87,22 @@ def test_a_member_of_another_club_keeps_what_they_command_there():
     Army.objects.filter(pk=theirs.pk).update(owner=bob)
     assert as_("bob").post(reverse("club_leave", args=[club.slug])).status_code == 303
     assert Army.objects.get(pk=theirs.pk).owner_id == bob.pk
+
+
+def test_a_removed_member_reloading_the_battle_is_told_in_the_sites_layout(settings):
+    """Not the server's bare "Not Found": the site's header, a sentence that says why it may be, a
+    way home; the same words as for an id that never existed. An htmx request gets the words alone."""
+    settings.DEBUG = False
+    club, campaign, battle, bob, old = world()
+    Membership.objects.filter(club=club, user=bob).delete()
+    gone = as_("bob")
+    removed = gone.get(reverse("battle", args=[battle.pk]))
+    never = gone.get(reverse("battle", args=[10 ** 9]))
+    nowhere = gone.get("/no/such/page/")
+    for response in (removed, never, nowhere):
+        html = response.content.decode()
+        assert response.status_code == 404
+        assert '<header class="site-header">' in html and f'href="{reverse("home")}"' in html
+        assert "belongs to a club you are not a member of (any more)" in html
+    card = gone.get(reverse("battle_card", args=[battle.pk, "s1"]), HTTP_HX_REQUEST="true")
+    assert card.status_code == 404 and card.content.decode() == "Not found: reload the page."

@@ -282,6 +282,10 @@ def reopen_last(*, campaign_id, user):
             for field, value in values.items():
                 setattr(units[int(pk)], field, value)
         _move_units(list(units.values()))
+        # An open battle's sides are commanded as the campaign says (set_commander keeps them so): whoever
+        # the organisers chose since it was finished, or nobody for a player who has left the club since.
+        for side, owner_id in campaign.armies.values_list("side", "owner_id"):
+            Army.objects.filter(battle=battle, side=side).update(owner_id=owner_id)
         battle.status, battle.finished_at, battle.winner, battle.result = BattleStatus.IN_PROGRESS, None, "", ""
         battle.campaign_before = {}
         append_entry(battle, action="reopen", actor=user, summary="Battle reopened; the campaign is back as it was "

@@ -106,3 +106,30 @@ def test_a_removed_member_reloading_the_battle_is_told_in_the_sites_layout(setti
         assert "belongs to a club you are not a member of (any more)" in html
     card = gone.get(reverse("battle_card", args=[battle.pk, "s1"]), HTTP_HX_REQUEST="true")
     assert card.status_code == 404 and card.content.decode() == "Not found: reload the page."
+
+
+def test_a_reopened_session_is_commanded_as_the_campaign_now_says():
+    """Session 1 is finished, the organiser hands side B from bob to alice (no session is open, so
+    only the campaign's army changes), then reopens session 1 to put a mistake right: side B of the
+    reopened battle is alice's, as the campaign page says, not bob's any more."""
+    club, campaign, battle, bob, old = world()
+    org, alice = as_("demo"), User.objects.get(username="alice")
+    assert org.post(reverse("battle_finish", args=[battle.pk]), {"winner": "A", "result": "Held"}).status_code == 303
+    assert org.post(reverse("campaign_commander", args=[campaign.pk]), {"side": "B", "owner": alice.pk}
+                    ).status_code == 303
+    assert Army.objects.get(campaign=campaign, side="B").owner == alice
+    assert org.post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"}).status_code == 303
+    battle.refresh_from_db()
+    assert battle.status == BattleStatus.IN_PROGRESS
+    assert dict(battle.armies.values_list("side", "owner__username")) == {"A": "alice", "B": "alice"}
+
+
+def test_a_session_reopened_after_its_player_left_is_the_organisers():
+    club, campaign, battle, bob, old = world()
+    org = as_("demo")
+    assert org.post(reverse("battle_finish", args=[battle.pk]), {"winner": "A", "result": "Held"}).status_code == 303
+    assert org.post(reverse("club_member_remove", args=[club.slug, Membership.objects.get(
+        club=club, user=bob).pk])).status_code == 303
+    assert Army.objects.get(battle=battle, side="B").owner == bob, "the finished battle's record keeps him"
+    assert org.post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"}).status_code == 303
+    assert Army.objects.get(battle=battle, side="B").owner is None

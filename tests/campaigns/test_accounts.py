@@ -131,6 +131,20 @@ def test_password_change(alice):
     assert alice.check_password(GOOD)
 
 
+def test_the_home_page_leads_to_the_password_change(alice):
+    """Nothing linked the page: a member who wanted a new password had to know its address."""
+    client = Client()
+    client.force_login(alice)
+    home = body(client.get(reverse("home")))
+    link = re.search(r'<a class="button-link" href="([^"]+)">Change password</a>', home)
+    assert link and link.group(1) == reverse("password_change")
+    assert "a password reset goes to alice@example.org" in home
+    response = client.post(link.group(1), {"old_password": PASSWORD, "new_password1": GOOD, "new_password2": GOOD})
+    assert response.status_code == 302 and response["Location"] == reverse("password_change_done")
+    alice.refresh_from_db()
+    assert alice.check_password(GOOD)
+
+
 def test_password_reset_by_email(alice, mailoutbox):
     client = Client()
     page = client.get(reverse("password_reset"))

@@ -420,6 +420,8 @@ ROWS = [
         kwargs=lambda o, role: {"pk": o.setup_campaign.pk}),
     Row("battle_finish", "POST", ORGANISERS, changes=True, kwargs=battle_pk,
         data=lambda d, role: {"winner": "B", "result": "The village holds"}),
+    Row("battle_commander", "POST", ORGANISERS, changes=True, kwargs=battle_pk,
+        data=lambda d, role: {"side": "B", "owner": str(d.users["player A"].pk)}),
     # The battle screen: players act for their own side only (bob may not fire side A's gun: 422);
     # a designer watches; the organiser acts for both sides.
     Row("battle", "GET", MEMBERS, kwargs=battle_pk),

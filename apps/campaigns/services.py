@@ -15,7 +15,7 @@ from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
-from apps.campaigns.models import Campaign, Scenario
+from apps.campaigns.models import Campaign, Membership, Scenario
 from apps.rules import ActionRefused
 from apps.structures.models import Floor, Structure
 
@@ -114,6 +114,32 @@ def set_commander(*, campaign_id, user, side, owner_id):
         # Phones on those battles ask again; the form they offer depends on who commands what.
         Battle.objects.filter(pk__in=[b.pk for b in open_battles]).update(version=F("version") + 1)
         return army, open_battles
+
+
+def set_battle_commander(*, battle_id, user, side, owner_id):
+    """Who plays a side of one battle, from the battle page (a player going home mid-battle hands
+    their side to another). A campaign's battle follows its campaign: `set_commander`, the campaign's
+    army and its open battles. A battle started from a scenario changes alone. `owner_id` None leaves
+    the side to the organisers. Returns the army and the battles it changed."""
+    with transaction.atomic():
+        battle = Battle.objects.select_related("club").get(pk=battle_id)
+        if not permissions.is_organiser(user, battle.club_id):
+            raise ActionRefused("battle", battle.pk, f"Only an organiser of {battle.club} may choose who plays a side")
+        if battle.campaign_id and battle.status != BattleStatus.FINISHED:
+            return set_commander(campaign_id=battle.campaign_id, user=user, side=side, owner_id=owner_id)
+        # The battle's row, as every action on it does: an attack in flight reads the sides before or after.
+        battle = Battle.objects.select_for_update().get(pk=battle.pk)
+        if battle.status == BattleStatus.FINISHED:
+            raise ActionRefused("battle", battle.pk, f"{battle.name} has ended: who played it stays on its record")
+        army = battle.armies.filter(side=side).first()
+        if army is None:
+            raise ActionRefused("side", side, f"{battle.name} has no army on side {side}")
+        if owner_id is not None and not Membership.objects.filter(club_id=battle.club_id, user_id=owner_id).exists():
+            raise ActionRefused("owner", owner_id, "Only a member of the club may play a side")
+        army.owner_id = owner_id
+        army.save(update_fields=["owner"])
+        Battle.objects.bump_version(battle.pk)
+        return army, [battle]
 
 
 def release_commands(*, club_id, user_id):

@@ -258,6 +258,34 @@ def campaign_commander(request, campaign):
     return see_other(campaign_url(campaign, f"army-{army.pk}"))
 
 
+@login_required
+@require_POST
+def battle_commander(request, pk):
+    """Who plays a side, from the battle page (organisers): a campaign's battle changes with its campaign."""
+    battle = permissions.get_or_404(permissions.battles_for(request.user).select_related("club"), pk=pk)
+    back = reverse("battle", args=[battle.pk]) + "#commanders"
+    if not permissions.is_organiser(request.user, battle.club_id):
+        return refused(request, f"Only the organisers of {battle.club.name} choose who plays a side.", back=back)
+    members = club_members(battle.club_id)
+    form = CommanderForm(request.POST, members=members, club=battle.club.name)
+    problem = "" if form.is_valid() else first_error(form)
+    if not problem:
+        side, owner_id = form.cleaned_data["side"], form.cleaned_data["owner"]
+        try:
+            army, battles = services.set_battle_commander(battle_id=battle.pk, user=request.user, side=side,
+                                                          owner_id=owner_id)
+        except rules.ActionRefused as error:
+            problem = error.message
+    if problem:
+        messages.error(request, f"Nothing was changed: {problem}")
+        return see_other(back)
+    done = f"Side {side}, {army.name}, is played by {dict(members).get(owner_id, 'nobody: the organisers act for it')}"
+    if battle.campaign_id:
+        done += " in the campaign and in " + ", ".join(b.name for b in battles)
+    messages.success(request, done + ".")
+    return see_other(back)
+
+
 def club_members(club_id):
     return list(Membership.objects.filter(club_id=club_id).order_by("user__username")
                 .values_list("user_id", "user__username"))

@@ -17,6 +17,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/commander/", sess.campaign_commander, name="campaign_commander"),
     path("campaigns/<int:pk>/export/", sess.campaign_export, name="campaign_export"),
     path("battles/<int:pk>/finish/", sess.battle_finish, name="battle_finish"),
+    path("battles/<int:pk>/commander/", sess.battle_commander, name="battle_commander"),
     # Clubs: members, roles, invitations (issue 6)
     path("clubs/", cv.club_list, name="club_list"),
     path("clubs/new/", cv.club_new, name="club_new"),

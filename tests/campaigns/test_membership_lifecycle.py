@@ -13,7 +13,7 @@ from django.utils import timezone
 from apps.armies.models import Army
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.account_forms import new_invite_code
-from apps.campaigns.models import Campaign, Club, Invite, Membership, Role
+from apps.campaigns.models import Campaign, Club, Invite, Membership, Role, Scenario
 from tests.campaigns.test_demo import demo, demo_output  # noqa: F401  (the demo, built once per module)
 
 pytestmark = pytest.mark.usefixtures("demo")
@@ -133,3 +133,76 @@ def test_a_session_reopened_after_its_player_left_is_the_organisers():
     assert Army.objects.get(battle=battle, side="B").owner == bob, "the finished battle's record keeps him"
     assert org.post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"}).status_code == 303
     assert Army.objects.get(battle=battle, side="B").owner is None
+
+
+# ---------------------------------------------------------------------------------- handing a side over
+
+def standalone_battle(org):
+    """A battle started from the demo's scenario, the way the scenario page starts one."""
+    scenario = Scenario.objects.get(club__memberships__user__username="demo", name="Village crossroads")
+    response = org.post(reverse("scenario_start", args=[scenario.pk]), {"name": "Friday skirmish",
+                                                                          "status": BattleStatus.IN_PROGRESS})
+    assert response.status_code == 302
+    return Battle.objects.get(name="Friday skirmish")
+
+
+def sides(battle):
+    return dict(Army.objects.filter(battle=battle).values_list("side", "owner__username"))
+
+
+def test_an_organiser_hands_a_side_to_another_member_mid_battle():
+    """Bob goes home in the middle of a battle started from a scenario; Dora takes his side over."""
+    club, campaign, battle, bob, old = world()
+    org, dora = as_("demo"), User.objects.get(username="dora")
+    skirmish = standalone_battle(org)
+    assert sides(skirmish) == {"A": "alice", "B": "bob"}
+    page = org.get(reverse("battle", args=[skirmish.pk])).content.decode()
+    assert 'id="commanders"' in page and f'action="{reverse("battle_commander", args=[skirmish.pk])}"' in page
+    assert 'id="commanders"' not in as_("bob").get(reverse("battle", args=[skirmish.pk])).content.decode()
+    version = skirmish.version
+
+    response = org.post(reverse("battle_commander", args=[skirmish.pk]), {"side": "B", "owner": dora.pk}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("battle", args=[skirmish.pk]) + "#commanders"
+    assert "Side B, Grenadier company, is played by dora." in response.content.decode()
+    assert sides(skirmish) == {"A": "alice", "B": "dora"}
+    skirmish.refresh_from_db()
+    assert skirmish.version > version, "phones at the table ask again"
+    # Only this battle: the scenario and the campaign keep their own commanders.
+    assert Army.objects.get(scenario__name="Village crossroads", scenario__club=club, side="B").owner == bob
+    assert Army.objects.get(campaign=campaign, side="B").owner == bob
+    # Dora now plays side B there; bob does not.
+    assert 'name="attacker"' in as_("dora").get(reverse("battle", args=[skirmish.pk])).content.decode()
+
+    # Back to the organisers.
+    assert org.post(reverse("battle_commander", args=[skirmish.pk]), {"side": "B", "owner": ""}).status_code == 303
+    assert sides(skirmish) == {"A": "alice", "B": None}
+
+
+def test_handing_a_side_over_is_refused_in_words_and_changes_nothing():
+    club, campaign, battle, bob, old = world()
+    org = as_("demo")
+    skirmish = standalone_battle(org)
+    olga = User.objects.get(username="olga")
+    url = reverse("battle_commander", args=[skirmish.pk])
+    # A player may not; nor may anyone outside the club see that the battle exists.
+    assert as_("bob").post(url, {"side": "B", "owner": bob.pk}).status_code == 403
+    assert as_("olga").post(url, {"side": "B", "owner": olga.pk}).status_code == 404
+    # Someone outside the club cannot be given a side.
+    response = org.post(url, {"side": "B", "owner": olga.pk}, follow=True)
+    assert f"Only a member of {club.name} may command a side" in response.content.decode()
+    # A finished battle keeps who played it.
+    assert org.post(reverse("battle_finish", args=[skirmish.pk]), {"winner": "A"}).status_code == 303
+    response = org.post(url, {"side": "B", "owner": ""}, follow=True)
+    assert "Friday skirmish has ended: who played it stays on its record" in response.content.decode()
+    assert 'id="commanders"' not in response.content.decode()
+    assert sides(skirmish) == {"A": "alice", "B": "bob"}
+
+
+def test_on_a_campaign_battle_the_side_changes_with_its_campaign():
+    club, campaign, battle, bob, old = world()
+    dora = User.objects.get(username="dora")
+    response = as_("demo").post(reverse("battle_commander", args=[battle.pk]), {"side": "B", "owner": dora.pk},
+                                follow=True)
+    assert f"is played by dora in the campaign and in {battle.name}." in response.content.decode()
+    assert Army.objects.get(campaign=campaign, side="B").owner == dora
+    assert sides(battle)["B"] == "dora"

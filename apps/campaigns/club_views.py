@@ -71,7 +71,7 @@ def club_context(request, club, *, member_errors=None, link_errors=None, **overr
         member.is_me = member.user_id == user.pk
     context = {
         "club": club, "role": role, "organiser": organiser, "members": members,
-        "organiser_count": sum(1 for m in members if m.role == Role.ORGANISER),
+        "organiser_count": sum(1 for m in members if m.role == Role.ORGANISER and m.user.is_active),
         "campaigns": club.campaigns.order_by("name"), "role_choices": Role.choices, "invite_form": InviteForm(),
     }
     if organiser:

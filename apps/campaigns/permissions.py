@@ -223,8 +223,9 @@ def may_manage_members(user, club_id):
 
 def organisers_left(club_id, *, without_user_id=None):
     """How many organisers the club keeps if `without_user_id` stops being one. Call it with the
-    club row locked (see club_views.locked_club) so two organisers cannot both step down at once."""
-    organisers = Membership.objects.filter(club_id=club_id, role=Role.ORGANISER)
+    club row locked (see club_views.locked_club) so two organisers cannot both step down at once.
+    A deactivated account is not counted: it can no longer sign in to run the club."""
+    organisers = Membership.objects.filter(club_id=club_id, role=Role.ORGANISER, user__is_active=True)
     if without_user_id is not None:
         organisers = organisers.exclude(user_id=without_user_id)
     return organisers.count()

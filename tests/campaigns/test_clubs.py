@@ -432,3 +432,24 @@ def test_the_last_use_of_a_code_cannot_be_taken_twice(settings):
     assert club.memberships.count() == 2
     made.refresh_from_db()
     assert made.uses == 1
+
+
+def test_a_deactivated_organiser_does_not_count_as_the_one_the_club_keeps(c):
+    """The second organiser's account was deactivated (it cannot sign in any more): the first is the
+    club's last organiser who can run it, may not leave or step down, and the page says why."""
+    org2 = account("org2", c.club, Role.ORGANISER)
+    org2.is_active = False
+    org2.save(update_fields=["is_active"])
+    client = as_(c.org)
+    page = body(client.get(reverse("club", args=[c.club.slug])))
+    assert "Account deactivated" in page and "You are its only organiser" in page
+    before = snapshot()
+    assert client.post(reverse("club_leave", args=[c.club.slug])).status_code == 409
+    response = client.post(reverse("club_member_role", args=[c.club.slug, member_pk(c.club, c.org)]),
+                           {"role": Role.PLAYER})
+    assert response.status_code == 409 and "last organiser" in body(response)
+    assert snapshot() == before
+    # Once someone who can sign in organises too, the first may go.
+    assert client.post(reverse("club_member_role", args=[c.club.slug, member_pk(c.club, c.dora)]),
+                       {"role": Role.ORGANISER}).status_code == 303
+    assert client.post(reverse("club_leave", args=[c.club.slug])).status_code == 303

@@ -240,6 +240,14 @@ def member_remove(request, club, pk):
         return see_other(reverse("club_list"))
     messages.success(request, f"{membership.user.get_username()} is no longer a member of {club.name}."
                               + sides_released(released))
+    # A code shared with the whole club lets whoever was removed straight back in: say so.
+    live = Invite.objects.filter(club=club, revoked_at__isnull=True, expires_at__gt=timezone.now(),
+                                 uses__lt=F("max_uses")).count()
+    if live:
+        messages.warning(request, f"{live} invitation{'s' if live != 1 else ''} of the club still work"
+                                  f"{'' if live != 1 else 's'}: {membership.user.get_username()} could join again "
+                                  f"with {'any of them' if live != 1 else 'it'}. Withdraw "
+                                  f"{'them' if live != 1 else 'it'} under Invitations if they should not.")
     return see_other(club_url(club, "members"))
 
 

@@ -453,3 +453,18 @@ def test_a_deactivated_organiser_does_not_count_as_the_one_the_club_keeps(c):
     assert client.post(reverse("club_member_role", args=[c.club.slug, member_pk(c.club, c.dora)]),
                        {"role": Role.ORGANISER}).status_code == 303
     assert client.post(reverse("club_leave", args=[c.club.slug])).status_code == 303
+
+
+def test_removing_a_member_warns_of_the_invitations_that_would_let_them_back(c):
+    """The club's shared link still had uses left: the removed player could rejoin at once."""
+    client = as_(c.org)
+    response = client.post(reverse("club_member_remove", args=[c.club.slug, member_pk(c.club, c.alice)]), follow=True)
+    assert "could join again" not in body(response), "no live invitation, no warning"
+    Membership.objects.create(club=c.club, user=c.alice, role=Role.PLAYER)
+    shared = invite(c, max_uses=20)
+    invite(c, revoked_at=timezone.now())
+    invite(c, expires_at=timezone.now() - timedelta(days=1))
+    response = client.post(reverse("club_member_remove", args=[c.club.slug, member_pk(c.club, c.alice)]), follow=True)
+    assert ("1 invitation of the club still works: alice could join again with it. Withdraw it under Invitations "
+            "if they should not.") in body(response)
+    assert as_(c.alice).post(reverse("join_code", args=[shared.code])).status_code == 303  # as it warned

@@ -172,7 +172,8 @@ class ClubForm(forms.ModelForm):
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
-        if not slugify(name):
+        # Any alphabet's letters: a club called "Бункер" gets the address club-n (unique_club_slug).
+        if not any(ch.isalnum() for ch in name):
             raise ValidationError("Use at least one letter or digit in the name.")
         return name
 

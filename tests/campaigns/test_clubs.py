@@ -3,6 +3,7 @@ refusal (bad, expired, used-up or withdrawn codes, joining twice, a non-organise
 the last organiser stepping down) says why and leaves the database as it was."""
 
 import html as html_lib
+import re
 import threading
 from datetime import timedelta
 from types import SimpleNamespace
@@ -88,6 +89,17 @@ def test_a_club_needs_a_name(c):
     response = as_(c.newbie).post(reverse("club_new"), {"name": "  ¡¿  "})
     assert response.status_code == 400 and "letter or digit" in body(response)
     assert snapshot() == before
+
+
+@pytest.mark.parametrize("name", ["Бункерный клуб", "要塞クラブ", "Οχυρό"])
+def test_a_club_named_in_another_alphabet_is_created(c, name):
+    """Its name has letters, only not Latin ones: the address falls back to club(-n), the name stays."""
+    client = as_(c.newbie)
+    response = client.post(reverse("club_new"), {"name": name})
+    club = Club.objects.get(name=name)
+    assert response.status_code == 303 and re.fullmatch(r"club(-\d+)?", club.slug)
+    assert list(club.memberships.values_list("user__username", "role")) == [("newbie", Role.ORGANISER)]
+    assert name in body(client.get(reverse("club", args=[club.slug])))
 
 
 def test_the_club_page_shows_members_to_everyone_and_management_to_organisers(c):

@@ -7,7 +7,7 @@ with the club row locked, so two organisers stepping down at the same moment can
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError, transaction
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -76,7 +76,12 @@ def club_context(request, club, *, member_errors=None, link_errors=None, **overr
     }
     if organiser:
         now = timezone.now()
-        invites = list(permissions.invites_for(user, club.pk).select_related("created_by")[:30])
+        # Every invitation that still works (each must stay withdrawable, however old), then the newest
+        # of the rest, for the record.
+        invites = permissions.invites_for(user, club.pk).select_related("created_by")
+        live = Q(revoked_at__isnull=True, expires_at__gt=now, uses__lt=F("max_uses"))
+        invites = sorted([*invites.filter(live), *invites.exclude(live)[:30]], key=lambda i: i.created_at,
+                         reverse=True)
         for invite in invites:
             invite.state = ("withdrawn" if invite.revoked_at else "expired" if invite.expires_at <= now
                             else "used up" if invite.uses >= invite.max_uses else "")

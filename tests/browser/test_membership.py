@@ -1,0 +1,39 @@
+"""A player removed from the club in the middle of a battle, on their phone: the poll, not a reload,
+takes the battle away from them, and what they land on is a page of the site that says why."""
+
+import pytest
+from playwright.sync_api import expect
+
+from apps.armies.models import Army
+from tests.browser.conftest import sign_in
+
+pytestmark = [pytest.mark.browser]
+
+POLL_WAIT_MS = 6_000  # the page polls every 2 s
+
+
+def test_a_player_removed_mid_battle_loses_the_battle_screen_at_the_next_poll(live_server, demo, watch):
+    battle_url = f"{live_server.url}/battles/{demo.pk}/"
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    bob.goto(battle_url)
+    expect(bob.locator("#attack-form")).to_be_visible()
+
+    organiser = sign_in(watch("demo"), live_server.url, "demo")
+    organiser.goto(f"{live_server.url}/clubs/{demo.club.slug}/#members")
+    row = organiser.locator(".member", has_text="bob")
+    row.locator("summary", has_text="Remove").click()
+    with organiser.expect_navigation():
+        row.get_by_role("button", name="Remove bob from the club").click()
+    expect(organiser.locator(".messages")).to_contain_text("The organisers now act for what they commanded")
+    assert Army.objects.get(battle=demo, side="B").owner_id is None
+
+    # Nothing happened in the battle itself: the sides he gave up are what tells his phone.
+    expect(bob.locator("h1")).to_have_text("Not found", timeout=POLL_WAIT_MS)
+    expect(bob.locator(".site-header .brand")).to_be_visible()
+    expect(bob.locator("main")).to_contain_text("belongs to a club you are not a member of (any more)")
+    # The refused poll and the page's own 404 are the only failed loads on his phone.
+    problems = watch.problems.items
+    expected = [p for p in problems if p.startswith("bob console error: Failed to load resource") and
+                ("403" in p or "404" in p)]
+    assert expected and problems == expected, problems
+    problems.clear()

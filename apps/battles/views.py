@@ -31,7 +31,7 @@ from apps.battles import services, watch
 from apps.battles import snapshot as snap
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions
-from apps.campaigns.models import Membership, Role
+from apps.campaigns.models import Role
 from apps.structures.models import Floor
 from apps.structures.views import openings_by_side, weapons_lost
 from config.responses import refused, see_other
@@ -637,8 +637,7 @@ def battle_detail(request, pk):
         form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state, form.sides) if entry else []
     if viewer.organiser and battle.status != BattleStatus.FINISHED:
         # Who may play a side (the page only: answers and polls never redraw this form).
-        context["commanders"] = list(Membership.objects.filter(club_id=battle.club_id).order_by("user__username")
-                                     .values_list("user_id", "user__username"))
+        context["commanders"] = permissions.club_members(battle.club_id)
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays:

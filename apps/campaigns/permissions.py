@@ -252,3 +252,9 @@ def spectator_links_for(user):
     from apps.campaigns.models import SpectatorLink
 
     return SpectatorLink.objects.filter(battle__club__in=clubs_for(user))
+
+
+def club_members(club_id):
+    """Who may command a side: the club's members whose accounts still sign in."""
+    return list(Membership.objects.filter(club_id=club_id, user__is_active=True).order_by("user__username")
+                .values_list("user_id", "user__username"))

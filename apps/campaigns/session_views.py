@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from apps import rules
 from apps.campaigns import permissions, services
 from apps.campaigns.export import MAX_BYTES, export_campaign, import_campaign
-from apps.campaigns.models import Campaign, Membership, Weather
+from apps.campaigns.models import Campaign, Weather
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import FormatErrors, dumps, parse_document
 from apps.structures.views import ImportForm, json_download, run_import
@@ -240,7 +240,7 @@ def campaign_settings(request, campaign):
 @require_POST
 @organised_campaign("choose who commands a side", lambda campaign: campaign_url(campaign, "rosters"))
 def campaign_commander(request, campaign):
-    members = club_members(campaign.club_id)
+    members = permissions.club_members(campaign.club_id)
     form = CommanderForm(request.POST, members=members, club=campaign.club.name)
     if not form.is_valid():
         return not_done(request, campaign, first_error(form), anchor="rosters")
@@ -266,7 +266,7 @@ def battle_commander(request, pk):
     back = reverse("battle", args=[battle.pk]) + "#commanders"
     if not permissions.is_organiser(request.user, battle.club_id):
         return refused(request, f"Only the organisers of {battle.club.name} choose who plays a side.", back=back)
-    members = club_members(battle.club_id)
+    members = permissions.club_members(battle.club_id)
     form = CommanderForm(request.POST, members=members, club=battle.club.name)
     problem = "" if form.is_valid() else first_error(form)
     if not problem:
@@ -284,11 +284,6 @@ def battle_commander(request, pk):
         done += " in the campaign and in " + ", ".join(b.name for b in battles)
     messages.success(request, done + ".")
     return see_other(back)
-
-
-def club_members(club_id):
-    return list(Membership.objects.filter(club_id=club_id).order_by("user__username")
-                .values_list("user_id", "user__username"))
 
 
 # ---------------------------------------------------------------------------------- the campaign file

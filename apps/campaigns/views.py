@@ -82,7 +82,7 @@ def campaign_context(request, campaign, **forms):
         "start_form": forms.get("start_form") or sv.StartSessionForm(initial={"weather": campaign.weather}),
         "reopen_form": forms.get("reopen_form") or sv.ReopenForm(),
         "settings_form": forms.get("settings_form") or sv.SettingsForm(instance=campaign),
-        "members": sv.club_members(campaign.club_id) if organiser else [],
+        "members": permissions.club_members(campaign.club_id) if organiser else [],
     }
 
 

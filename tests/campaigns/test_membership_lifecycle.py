@@ -198,6 +198,27 @@ def test_handing_a_side_over_is_refused_in_words_and_changes_nothing():
     assert sides(skirmish) == {"A": "alice", "B": "bob"}
 
 
+def test_a_deactivated_account_is_neither_offered_nor_given_a_side():
+    """An account the admin switched off cannot sign in to play: the selects leave it out, on the
+    battle page and the campaign page, and choosing it anyway is refused."""
+    club, campaign, battle, bob, old = world()
+    org = as_("demo")
+    skirmish = standalone_battle(org)
+    User.objects.filter(username="dora").update(is_active=False)
+    dora = User.objects.get(username="dora")
+    for url in (reverse("battle", args=[skirmish.pk]), reverse("campaign", args=[campaign.pk])):
+        page = org.get(url).content.decode()
+        assert f'value="{bob.pk}"' in page and f'value="{dora.pk}"' not in page, url
+
+    response = org.post(reverse("battle_commander", args=[skirmish.pk]), {"side": "B", "owner": dora.pk}, follow=True)
+    assert "Nothing was changed" in response.content.decode()
+    response = org.post(reverse("campaign_commander", args=[campaign.pk]), {"side": "B", "owner": dora.pk},
+                        follow=True)
+    assert "is commanded by" not in response.content.decode()
+    assert sides(skirmish) == {"A": "alice", "B": "bob"}
+    assert Army.objects.get(campaign=campaign, side="B").owner == bob
+
+
 def test_on_a_campaign_battle_the_side_changes_with_its_campaign():
     club, campaign, battle, bob, old = world()
     dora = User.objects.get(username="dora")

@@ -5,6 +5,7 @@ project folder. Production sets DEBUG=0, SECRET_KEY, ALLOWED_HOSTS and DATABASE_
 """
 
 import os
+import zoneinfo
 from pathlib import Path
 
 import dj_database_url
@@ -155,7 +156,19 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-gb"
-TIME_ZONE = "UTC"
+
+
+def env_time_zone(name, default):
+    # The battle log's times and invitations' expiry are shown in it: a club's host sets its own.
+    raw = os.environ.get(name, "").strip() or default
+    try:
+        zoneinfo.ZoneInfo(raw)
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a time zone; use a name such as Europe/London.") from None
+    return raw
+
+
+TIME_ZONE = env_time_zone("TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
 

@@ -18,7 +18,7 @@ PRODUCTION = {
 def fresh_env(**env):
     """This environment without the settings under test, plus `env`. The browser tests'
     DJANGO_ALLOW_ASYNC_UNSAFE goes too: the deploy check rightly refuses it."""
-    unset = {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    unset = {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "TIME_ZONE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
     return {**{k: v for k, v in os.environ.items() if k not in unset}, **env}
 
 
@@ -47,6 +47,12 @@ def test_production_needs_allowed_hosts():
 
 def test_malformed_boolean_names_the_setting():
     assert "DEBUG='perhaps'" in one_line_error(manage("check", DEBUG="perhaps"))
+
+
+def test_an_unknown_time_zone_names_the_setting():
+    line = one_line_error(manage("check", TIME_ZONE="Europe/Atlantis"))
+    assert "TIME_ZONE='Europe/Atlantis' is not a time zone" in line
+    assert manage("check", TIME_ZONE="America/Chicago").returncode == 0
 
 
 def test_malformed_database_url_names_the_setting():

@@ -136,6 +136,14 @@ def test_an_organiser_invites_with_a_short_unambiguous_code(c):
     assert f"http://testserver{reverse('join_code', args=[made.code])}" in html
 
 
+def test_an_invitation_expires_in_the_hosts_time_zone_and_says_which(c, settings):
+    settings.TIME_ZONE = "America/New_York"
+    expires = timezone.make_aware(timezone.datetime(2031, 1, 15, 23, 30), timezone.UTC)
+    Invite.objects.create(club=c.club, code=new_invite_code(), role=Role.PLAYER, created_by=c.org, expires_at=expires)
+    html = body(as_(c.org).get(reverse("club", args=[c.club.slug])))
+    assert "until 15 Jan 2031 18:30 EST" in html
+
+
 def test_codes_are_unique_and_random():
     codes = {new_invite_code() for _ in range(2000)}
     assert len(codes) == 2000

@@ -17,6 +17,11 @@ class BattleQuerySet(models.QuerySet):
         """Every change to a battle bumps its version so watching phones know to refresh."""
         return self.filter(pk=battle_id).update(version=F("version") + 1)
 
+    def sides_changed(self):
+        """Who plays a side changed, which no log entry records: phones redraw their map and the
+        armies panel ("Played by"), as after a map change they cannot account for, and their form."""
+        return self.update(version=F("version") + 1, map_version=F("map_version") + 1)
+
     def versions(self, battle_id, *, spectator_link_id=None):
         """(version, map_version) of a battle, or None; with a spectator link, (version, map_version,
         whether that link of this battle is still live). The poll asks this of every phone every two

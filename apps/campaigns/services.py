@@ -111,8 +111,7 @@ def set_commander(*, campaign_id, user, side, owner_id):
         army.save(update_fields=["owner"])
         open_battles = list(campaign.battles.exclude(status=BattleStatus.FINISHED).order_by("pk"))
         Army.objects.filter(battle__in=open_battles, side=side).update(owner_id=owner_id)
-        # Phones on those battles ask again; the form they offer depends on who commands what.
-        Battle.objects.filter(pk__in=[b.pk for b in open_battles]).update(version=F("version") + 1)
+        Battle.objects.filter(pk__in=[b.pk for b in open_battles]).sides_changed()
         return army, open_battles
 
 
@@ -138,7 +137,7 @@ def set_battle_commander(*, battle_id, user, side, owner_id):
             raise ActionRefused("owner", owner_id, "Only a member of the club may play a side")
         army.owner_id = owner_id
         army.save(update_fields=["owner"])
-        Battle.objects.bump_version(battle.pk)
+        Battle.objects.filter(pk=battle.pk).sides_changed()
         return army, [battle]
 
 
@@ -153,8 +152,7 @@ def release_commands(*, club_id, user_id):
         | (Q(battle__club_id=club_id) & ~Q(battle__status=BattleStatus.FINISHED))).order_by("side", "pk"))
     if armies:
         Army.objects.filter(pk__in=[a.pk for a in armies]).update(owner=None)
-        # Phones on those battles ask again: the form they offer depends on who commands what.
-        Battle.objects.filter(pk__in={a.battle_id for a in armies if a.battle_id}).update(version=F("version") + 1)
+        Battle.objects.filter(pk__in={a.battle_id for a in armies if a.battle_id}).sides_changed()
     return armies
 
 

@@ -180,6 +180,18 @@ def test_a_version_only_change_leaves_the_map_alone(client, w):
     assert 'id="battle-header"' in html and 'id="turns"' in html and "upkeep" in html
 
 
+def test_a_side_handed_to_another_player_is_redrawn_on_every_phone(client, w):
+    """No log entry says who plays a side: a phone still learns it, with the armies panel redrawn."""
+    from apps.campaigns import services as campaign_services
+
+    params = held(w)
+    campaign_services.set_battle_commander(battle_id=w.battle.pk, user=w.organiser, side="B", owner_id=w.alice.pk)
+    response = client.get(poll_url(w), params, **HTMX)
+    assert response.status_code == 200
+    armies = page(response).find("armies")
+    assert armies is not None and "Played by alice" in armies.text() and "Played by bob" not in armies.text()
+
+
 def test_the_same_turn_keeps_one_heading(client, w):
     attack(w, ("1", "1"))
     params = held(w)

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
-from django.db.models import F, Prefetch
+from django.db.models import F
 
 from apps.armies.models import Army, Unit, UnitWeapon, Weapon
 from apps.battles.log import entry_hash
@@ -29,8 +29,8 @@ from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
                                     clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, export_scenario,
-                                    export_structure, export_unit, free_name, resolve_sheets)
-from apps.campaigns.models import Campaign
+                                    export_structure, export_unit, free_name, load_grounds, resolve_sheets)
+from apps.campaigns.models import Campaign, Scenario
 from apps.campaigns.services import with_suffix
 from apps.rules.state import SequenceState
 from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, describe, item, join,
@@ -86,23 +86,11 @@ class Ground:
         self.structures = structures
         self.armies = armies
         self.index = {s.pk: i for i, s in enumerate(structures)}
-        self.floors = {f.pk: (self.index[s.pk], f.level) for s in structures for f in s.floors.all()}
+        self.floors = {f.pk: (self.index[s.pk], f.level) for s in structures for f in s.floor_rows}
         self.units = {}
         for army in armies:
-            army.unit_rows = sorted(army.units.all(), key=lambda u: u.pk)
             for i, unit in enumerate(army.unit_rows):
                 self.units[unit.pk] = f"{army.side}:{i}"
-
-    @classmethod
-    def load(cls, **owner):
-        structures = list(
-            Structure.objects.filter(**owner).select_related("wall_material", "roof_material", "sheet")
-            .prefetch_related("floors__openings", "connections").order_by("pk")
-        )
-        units = Unit.objects.select_related("floor").prefetch_related("unit_weapons__weapon")
-        armies = list(Army.objects.filter(**owner).prefetch_related(Prefetch("units", queryset=units))
-                      .order_by("side", "pk"))
-        return cls(structures, armies)
 
 
 def _sheet_keys(grounds):
@@ -194,18 +182,22 @@ def _before(before, campaign):
     }
 
 
-def _log(battle, usernames):
-    rows = (LogEntry.objects.filter(battle=battle).order_by("seq")
-            .values("seq", "turn", "actor_id", "actor_name", "side", "action", "inputs", "dice", "outcome",
-                    "summary", "undo", "undone", "undoes__seq", "client_token", "prev_hash", "entry_hash",
+def _logs(campaign, usernames):
+    """Every battle's log, {battle id: entries}, in one query for the whole campaign."""
+    rows = (LogEntry.objects.filter(battle__campaign=campaign).order_by("battle_id", "seq")
+            .values("battle_id", "seq", "turn", "actor_id", "actor_name", "side", "action", "inputs", "dice",
+                    "outcome", "summary", "undo", "undone", "undoes__seq", "client_token", "prev_hash", "entry_hash",
                     "created_at"))
-    return [{
-        "seq": e["seq"], "turn": e["turn"], "actor": usernames.get(e["actor_id"]), "actor_name": e["actor_name"],
-        "side": e["side"], "action": e["action"], "inputs": canonical(e["inputs"]), "dice": canonical(e["dice"]),
-        "outcome": canonical(e["outcome"]), "summary": e["summary"], "undo": canonical(e["undo"]),
-        "undone": e["undone"], "undoes": e["undoes__seq"], "client_token": e["client_token"],
-        "prev_hash": e["prev_hash"], "entry_hash": e["entry_hash"], "created_at": iso(e["created_at"]),
-    } for e in rows.iterator(chunk_size=1000)]
+    logs = {}
+    for e in rows.iterator(chunk_size=1000):
+        logs.setdefault(e["battle_id"], []).append({
+            "seq": e["seq"], "turn": e["turn"], "actor": usernames.get(e["actor_id"]), "actor_name": e["actor_name"],
+            "side": e["side"], "action": e["action"], "inputs": canonical(e["inputs"]), "dice": canonical(e["dice"]),
+            "outcome": canonical(e["outcome"]), "summary": e["summary"], "undo": canonical(e["undo"]),
+            "undone": e["undone"], "undoes": e["undoes__seq"], "client_token": e["client_token"],
+            "prev_hash": e["prev_hash"], "entry_hash": e["entry_hash"], "created_at": iso(e["created_at"]),
+        })
+    return logs
 
 
 def campaign_battles(campaign):
@@ -215,8 +207,9 @@ def campaign_battles(campaign):
 
 def export_campaign(campaign):
     battles = campaign_battles(campaign)
-    ground = Ground.load(campaign=campaign)
-    grounds = {b.pk: Ground.load(battle=b) for b in battles}
+    # The campaign's ground and every battle's, each in a fixed number of queries.
+    ground = Ground(*load_grounds("campaign", Campaign.objects.filter(pk=campaign.pk))[campaign.pk])
+    grounds = {pk: Ground(*rows) for pk, rows in load_grounds("battle", campaign.battles.all()).items()}
     user_ids = {a.owner_id for g in (ground, *grounds.values()) for a in g.armies if a.owner_id}
     user_ids |= set(LogEntry.objects.filter(battle__campaign=campaign, actor__isnull=False)
                     .values_list("actor_id", flat=True).distinct())
@@ -231,6 +224,8 @@ def export_campaign(campaign):
                 sheets[sheet_keys[s.sheet_id]] = {**sheet_body(s.sheet), "slug": sheet_keys[s.sheet_id]}
     scenarios = sorted({b.scenario for b in battles if b.scenario_id}, key=lambda s: (s.name, s.pk))
     scenario_index = {s.pk: i for i, s in enumerate(scenarios)}
+    scenario_grounds = load_grounds("scenario", Scenario.objects.filter(pk__in=[s.pk for s in scenarios]))
+    logs = _logs(campaign, usernames)
 
     return {
         "format": CAMPAIGN_FORMAT,
@@ -241,7 +236,7 @@ def export_campaign(campaign):
         "rules": {key: getattr(campaign, key) for key in RULES},
         "settings": {key: getattr(campaign, key) for key in SETTINGS_KEYS},
         "sheets": [sheets[key] for key in sorted(sheets)],
-        "scenarios": [export_scenario(s) for s in scenarios],
+        "scenarios": [export_scenario(s, scenario_grounds[s.pk]) for s in scenarios],
         "structures": _structures(ground, sheet_keys),
         "armies": _armies(ground, usernames),
         "battles": [{
@@ -262,7 +257,7 @@ def export_campaign(campaign):
             "armies": _armies(grounds[b.pk], usernames, campaign=ground),
             "campaign_before": _before(b.campaign_before, ground),
             "log_head": b.log_head,
-            "log": _log(b, usernames),
+            "log": logs.get(b.pk, []),
         } for b in battles],
     }
 

@@ -86,11 +86,10 @@ def export_structure(structure, index):
         "crew_men": structure.crew_men,
         "floors": [
             {"level": floor.level, "is_roof": floor.is_roof,
-             "openings": [{"side": o.side, "kind": o.kind, "count": o.count}
-                          for o in sorted(floor.openings.all(), key=lambda o: o.pk)]}
-            for floor in sorted(structure.floors.all(), key=lambda f: f.level)
+             "openings": [{"side": o.side, "kind": o.kind, "count": o.count} for o in floor.opening_rows]}
+            for floor in structure.floor_rows
         ],
-        "connections": sorted(index[other.pk] for other in structure.connections.all() if other.pk in index),
+        "connections": sorted(index[pk] for pk in structure.connected_ids if pk in index),
     }
     if state:
         out["state"] = state
@@ -109,8 +108,7 @@ def export_unit(unit, index):
     out = {
         "name": unit.name, "kind": unit.kind, "tank_class": unit.tank_class, "experience": unit.experience,
         "models": unit.models_start, "fireteam": unit.fireteam, "at": at,
-        "weapons": [{"weapon": uw.weapon.slug, "count": uw.count}
-                    for uw in sorted(unit.unit_weapons.all(), key=lambda uw: uw.pk)],
+        "weapons": [{"weapon": uw.weapon.slug, "count": uw.count} for uw in unit.weapon_rows],
     }
     if state:
         out["state"] = state
@@ -118,21 +116,57 @@ def export_unit(unit, index):
 
 
 def export_army(army, index):
-    return {"side": army.side, "name": army.name,
-            "units": [export_unit(u, index) for u in sorted(army.units.all(), key=lambda u: u.pk)]}
+    return {"side": army.side, "name": army.name, "units": [export_unit(u, index) for u in army.unit_rows]}
 
 
-def export_scenario(scenario):
-    structures = list(
-        scenario.structures.select_related("wall_material", "roof_material", "sheet")
-        .prefetch_related("floors__openings", "connections").order_by("pk")
-    )
+def load_grounds(owner, owners):
+    """{owner id: (structures, armies)} for every scenario, campaign or battle (`owner`) in the queryset
+    `owners`, as the export reads them, in eight queries however many owners and rows there are: each
+    child table is read once, by a join on the owners' query rather than a list of ids (a campaign of
+    hundreds of battles has more floors than one statement may carry parameters). In id order, the
+    children as plain lists: `structure.floor_rows` (by level), `floor.opening_rows`,
+    `structure.connected_ids`, `army.unit_rows`, `unit.weapon_rows` (UnitWeapon rows with their weapon)."""
+    grounds = {pk: ([], []) for pk in owners.values_list("pk", flat=True)}
+    mine = {f"{owner}__in": owners}
+    structures = {s.pk: s for s in Structure.objects.filter(**mine).select_related("wall_material", "roof_material",
+                                                                                   "sheet").order_by("pk")}
+    floors = {}
+    for s in structures.values():
+        s.floor_rows, s.connected_ids = [], []
+        grounds[getattr(s, f"{owner}_id")][0].append(s)
+    for floor in Floor.objects.filter(**{f"structure__{owner}__in": owners}).order_by("structure_id", "level"):
+        floor.opening_rows = []
+        structures[floor.structure_id].floor_rows.append(floor)
+        floors[floor.pk] = floor
+    for opening in Opening.objects.filter(**{f"floor__structure__{owner}__in": owners}).order_by("pk"):
+        floors[opening.floor_id].opening_rows.append(opening)
+    through = Structure.connections.through
+    for a, b in (through.objects.filter(**{f"from_structure__{owner}__in": owners})
+                 .values_list("from_structure_id", "to_structure_id")):
+        structures[a].connected_ids.append(b)
+    armies = {a.pk: a for a in Army.objects.filter(**mine).order_by("side", "pk")}
+    units = {}
+    for army in armies.values():
+        army.unit_rows = []
+        grounds[getattr(army, f"{owner}_id")][1].append(army)
+    for unit in Unit.objects.filter(**{f"army__{owner}__in": owners}).select_related("floor").order_by("pk"):
+        unit.weapon_rows = []
+        armies[unit.army_id].unit_rows.append(unit)
+        units[unit.pk] = unit
+    for uw in UnitWeapon.objects.filter(**{f"unit__army__{owner}__in": owners}).select_related("weapon").order_by("pk"):
+        units[uw.unit_id].weapon_rows.append(uw)
+    return grounds
+
+
+def export_scenario(scenario, ground=None):
+    """The file of `scenario`; `ground` is its (structures, armies) from `load_grounds` when the caller
+    has already read it."""
+    structures, armies = ground or load_grounds("scenario", Scenario.objects.filter(pk=scenario.pk))[scenario.pk]
     index = {s.pk: i for i, s in enumerate(structures)}
     sheets = []
     for structure in structures:
         if structure.sheet_id and structure.sheet not in sheets:
             sheets.append(structure.sheet)
-    armies = scenario.armies.prefetch_related("units__floor", "units__unit_weapons__weapon").order_by("side", "pk")
     return {
         "format": SCENARIO_FORMAT,
         "version": SCENARIO_VERSION,

@@ -23,6 +23,9 @@ from apps.campaigns.models import Club, Invite, Membership, Role, SpectatorLink
 from config.responses import refused, see_other
 
 
+DEAD_INVITES_SHOWN = 10  # invitations withdrawn, expired or used up, newest first
+
+
 def locked_club(club_id):
     return Club.objects.select_for_update().get(pk=club_id)
 
@@ -76,12 +79,11 @@ def club_context(request, club, *, member_errors=None, link_errors=None, **overr
     }
     if organiser:
         now = timezone.now()
-        # Every invitation that still works (each must stay withdrawable, however old), then the newest
-        # of the rest, for the record.
+        # Every invitation that still works (each one can be withdrawn), then the newest of those that
+        # no longer do: a club that hands each newcomer a one-use code makes dozens.
         invites = permissions.invites_for(user, club.pk).select_related("created_by")
-        live = Q(revoked_at__isnull=True, expires_at__gt=now, uses__lt=F("max_uses"))
-        invites = sorted([*invites.filter(live), *invites.exclude(live)[:30]], key=lambda i: i.created_at,
-                         reverse=True)
+        working = Q(revoked_at__isnull=True, expires_at__gt=now, uses__lt=F("max_uses"))
+        invites = [*invites.filter(working), *invites.exclude(working)[:DEAD_INVITES_SHOWN]]
         for invite in invites:
             invite.state = ("withdrawn" if invite.revoked_at else "expired" if invite.expires_at <= now
                             else "used up" if invite.uses >= invite.max_uses else "")

@@ -58,3 +58,44 @@ def test_scenario_export_reads_the_ground_in_the_same_queries():
     doc = json.loads(response.content)
     assert len(doc["structures"]) == 10 and len(doc["armies"][1]["units"]) == 4
     assert counts["large"] == counts["small"]
+
+
+# ---------------------------------------------------------------------------------- the club page
+
+def club_page(client, y, **params):
+    return count(lambda: client.get(reverse("club", args=[y.club.slug]), params))
+
+
+@pytest.mark.django_db
+def test_every_working_invitation_stays_on_the_club_page_however_many_were_made():
+    """A club that gives each newcomer a one-use code makes dozens a month: the page listed the newest 30,
+    so an older code that still worked could no longer be seen or withdrawn."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.campaigns.account_forms import new_invite_code, pretty_code
+    from apps.campaigns.models import Invite
+
+    y = build_club("Busy club", invites=0)
+    now = timezone.now()
+    oldest = Invite.objects.create(club=y.club, code=new_invite_code(), expires_at=now + timedelta(days=25),
+                                   created_by=y.organiser)
+    Invite.objects.filter(pk=oldest.pk).update(created_at=now - timedelta(days=5))
+    Invite.objects.bulk_create([Invite(club=y.club, code=new_invite_code(), expires_at=now + timedelta(days=30),
+                                       created_by=y.organiser, uses=n % 2, max_uses=1) for n in range(40)])
+    Invite.objects.bulk_create([Invite(club=y.club, code=new_invite_code(), expires_at=now - timedelta(days=n + 1),
+                                       created_by=y.organiser) for n in range(30)])
+    client = signed_in(y.organiser)
+    _, response = club_page(client, y)
+    html = response.content.decode()
+    assert pretty_code(oldest.code) in html
+    assert reverse("club_invite_revoke", args=[y.club.slug, oldest.pk]) in html
+    # Every working one with its Withdraw button, and the newest few of those that no longer work.
+    assert html.count('class="card invite"') == 21 + 10
+    assert html.count(">Withdraw</button>") == 21 and html.count("No longer works") == 10
+
+    response = client.post(reverse("club_invite_revoke", args=[y.club.slug, oldest.pk]))
+    assert response.status_code == 303
+    oldest.refresh_from_db()
+    assert oldest.revoked_at is not None

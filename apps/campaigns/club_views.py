@@ -7,14 +7,15 @@ with the club row locked, so two organisers stepping down at the same moment can
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError, transaction
-from django.db.models import F, Prefetch, Q
+from django.core.paginator import Paginator
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, prefetch_related_objects
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from apps.battles import watch
-from apps.battles.models import Battle
+from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions, services
 from apps.campaigns.account_forms import (ClubForm, InviteForm, JoinForm, RoleForm, SpectatorLinkForm, client_ip,
                                           code_guessing_paused, count_wrong_code, invite_lookup, normalise_code,
@@ -24,6 +25,7 @@ from config.responses import refused, see_other
 
 
 DEAD_INVITES_SHOWN = 10  # invitations withdrawn, expired or used up, newest first
+FINISHED_BATTLES_PER_PAGE = 10  # finished battles on the club page, those with a live spectator link first
 
 
 def locked_club(club_id):
@@ -89,14 +91,29 @@ def club_context(request, club, *, member_errors=None, link_errors=None, **overr
                             else "used up" if invite.uses >= invite.max_uses else "")
             invite.pretty = pretty_code(invite.code)
             invite.url = request.build_absolute_uri(reverse("join_code", args=[invite.code]))
-        battles = list(Battle.objects.filter(club=club).select_related("campaign").prefetch_related(
-            Prefetch("spectator_links", queryset=SpectatorLink.objects.filter(revoked_at__isnull=True),
-                     to_attr="live_links")).order_by("-created_at"))
-        for battle in battles:
-            battle.link_form = (link_errors or {}).get(battle.pk) or SpectatorLinkForm(prefix=f"b{battle.pk}")
+        # Every battle not finished yet (a link is made for tonight's), then the finished ones a page at a
+        # time, those with a live link first (the ones an organiser comes to revoke): listing them all
+        # put a card and a form on the page for every battle the club ever played.
+        errors = link_errors or {}
+        live = SpectatorLink.objects.filter(revoked_at__isnull=True)
+        links = Prefetch("spectator_links", queryset=live, to_attr="live_links")
+        club_battles = Battle.objects.filter(club=club).select_related("campaign")
+        current = ~Q(status=BattleStatus.FINISHED)
+        if errors:  # a refused form is shown where it was filled in
+            current |= Q(pk__in=list(errors))
+        battles = list(club_battles.filter(current).prefetch_related(links).order_by("-created_at", "-pk"))
+        finished = Paginator(
+            club_battles.exclude(current).annotate(linked=Exists(live.filter(battle=OuterRef("pk"))))
+            .order_by("-linked", "-created_at", "-pk"), FINISHED_BATTLES_PER_PAGE,
+        ).get_page(request.GET.get("finished"))
+        finished.object_list = list(finished.object_list)
+        prefetch_related_objects(finished.object_list, links)
+        for battle in (*battles, *finished):
+            battle.link_form = errors.get(battle.pk) or SpectatorLinkForm(prefix=f"b{battle.pk}")
             for link in battle.live_links:
                 link.url = request.build_absolute_uri(reverse("spectator", args=[watch.link_token(link)]))
-        context.update(invites=invites, battles=battles)
+        finished.linked = club_battles.exclude(current).filter(Exists(live.filter(battle=OuterRef("pk")))).count()
+        context.update(invites=invites, battles=battles, finished_battles=finished)
     context.update(overrides)
     return context
 

@@ -99,3 +99,56 @@ def test_every_working_invitation_stays_on_the_club_page_however_many_were_made(
     assert response.status_code == 303
     oldest.refresh_from_db()
     assert oldest.revoked_at is not None
+
+
+@pytest.mark.django_db
+def test_the_club_page_lists_open_battles_and_pages_through_finished_ones_live_links_first():
+    """Years of play: the spectator section drew a card and a form for every battle the club ever played
+    (60 battles: 150 kB, forty phone screens). Battles not finished are all there; finished ones come
+    ten at a time, those with a live link first, and the page costs the same queries for any number."""
+    from apps.battles.models import Battle, BattleStatus
+    from apps.campaigns.models import SpectatorLink
+
+    small, large = build_club("Small club", battles=3), build_club("Large club", **{**LARGE, "battles": 40})
+    # Links for the battles being fought, and one kept from the first session.
+    SpectatorLink.objects.exclude(battle__status=BattleStatus.IN_PROGRESS).exclude(pk=large.links[0].pk).delete()
+    counts = {}
+    for name, y in (("small", small), ("large", large)):
+        counts[name], response = club_page(signed_in(y.organiser), y)
+    assert counts["small"] == counts["large"]
+
+    battles = Battle.objects.filter(club=large.club)
+    held = large.links[0].battle
+    open_battles = [b for b in battles if b.status != BattleStatus.FINISHED]
+    finished = list(battles.filter(status=BattleStatus.FINISHED).exclude(pk=held.pk).order_by("-created_at", "-pk"))
+    assert held.status == BattleStatus.FINISHED and len(open_battles) == 13 and len(finished) == 26
+    client = signed_in(large.organiser)
+    _, response = club_page(client, large)
+    html = response.content.decode()
+    for battle in [*open_battles, held, *finished[:9]]:
+        assert f'id="spectators-{battle.pk}"' in html, battle.name
+    assert html.count('class="card" id="spectators-') == 13 + 10
+    # The finished battle with a live link comes first, its link revocable.
+    assert html.index(f'id="spectators-{held.pk}"') < html.index(f'id="spectators-{finished[0].pk}"')
+    assert reverse("spectator_link_revoke", args=[large.links[0].pk]) in html
+    assert "27 finished battles, 1 with a live spectator link (listed first); page 1 of 3." in html
+    assert 'href="?finished=2#finished-battles"' in html
+
+    _, response = club_page(client, large, finished=3)
+    html = response.content.decode()
+    assert [f'id="spectators-{b.pk}"' in html for b in finished[19:]] == [True] * 7
+    assert f'id="spectators-{finished[0].pk}"' not in html and 'href="?finished=2#finished-battles"' in html
+
+    # A link for the oldest battle: it then comes first among the finished ones.
+    oldest = finished[-1]
+    response = client.post(reverse("spectator_link_new", args=[oldest.pk]), {f"b{oldest.pk}-label": "Replay"})
+    assert response.status_code == 303 and response["Location"].endswith(f"#spectators-{oldest.pk}")
+    assert SpectatorLink.objects.filter(battle=oldest, revoked_at__isnull=True, label="Replay").count() == 1
+    _, response = club_page(client, large)
+    assert f'id="spectators-{oldest.pk}"' in response.content.decode()
+
+    # A refused label comes back beside its battle's form, wherever that battle was listed.
+    response = client.post(reverse("spectator_link_new", args=[finished[-2].pk]), {f"b{finished[-2].pk}-label": "x" * 81})
+    assert response.status_code == 400
+    card = response.content.decode().split(f'id="spectators-{finished[-2].pk}"')[1].split("</article>")[0]
+    assert "at most 80 characters" in card

@@ -95,7 +95,7 @@ def build_club(name="Year club", **sizes):
                   y=Decimal(4 + k // 10 * 10), width=4, depth=4)
         if k % 8 else
         Structure(scenario=sc, name=f"Bunker {k}", kind="bunker", wall_material=concrete,
-                  sheet=y.sheets[(i + k) % len(y.sheets)], crew_men=12, crew_side="B",
+                  sheet=y.sheets[(i + k // 8) % len(y.sheets)], crew_men=12, crew_side="B",
                   x=Decimal(4 + k % 10 * 7), y=Decimal(4 + k // 10 * 10), width=4, depth=4)
         for i, sc in enumerate(y.scenarios) for k in range(n["structures"])])
     # Every fifth house is a section joined to the next one (both directions, as the relation keeps them).

@@ -11,6 +11,7 @@ export → import → export gives the same bytes.
 from decimal import Decimal
 
 from django.db import DatabaseError, transaction
+from django.db.models import Q
 
 from apps.armies.models import Army, Experience, Side as ArmySide, TankClass, Unit, UnitKind, UnitWeapon, Weapon
 from apps.campaigns.models import DamageVariant, Ruleset, Scenario, Weather
@@ -625,9 +626,10 @@ def resolve_sheets(bodies, club):
     """The file's sheets as rows: the library sheet or the club's own when one with the same slug
     holds exactly the same card, otherwise a new club sheet (slug suffixed if the club uses it)."""
     rows, taken = {}, set()
+    known = {(s.club_id, s.slug): s for s in BunkerSheet.objects.filter(
+        Q(club__isnull=True) | Q(club=club), slug__in=list(bodies))}
     for slug, body in bodies.items():
-        library = BunkerSheet.objects.filter(club__isnull=True, slug=slug).first()
-        own = BunkerSheet.objects.filter(club=club, slug=slug).first()
+        library, own = known.get((None, slug)), known.get((club.pk, slug))
         match = next((s for s in (library, own) if s is not None and sheet_body(s) == body), None)
         if match is None:
             match = new_sheet(body, club, unique_slug(club, slug, taken))
@@ -661,32 +663,34 @@ def _write(doc, club, user):
         deployment_zones=doc["deployment_zones"], **rules,
     )
     sheets = resolve_sheets(doc["sheets"], club)
-    rows, floors = [], {}
-    for s in doc["structures"]:
-        structure = Structure.objects.create(
-            scenario=scenario, sheet=sheets[s["sheet"]["slug"]] if s["sheet"] else None,
-            **{k: v for k, v in s.items() if k not in ("sheet", "floors", "connections", "state")}, **s["state"],
-        )
-        rows.append(structure)
-        for fl in s["floors"]:
-            floor = Floor.objects.create(structure=structure, level=fl["level"], is_roof=fl["is_roof"])
-            floors[(len(rows) - 1, fl["level"])] = floor
-            Opening.objects.bulk_create([Opening(floor=floor, **o) for o in fl["openings"]])
+    # In bulk, one statement per table: a scenario of forty structures was two hundred INSERTs.
+    rows = Structure.objects.bulk_create([
+        Structure(scenario=scenario, sheet=sheets[s["sheet"]["slug"]] if s["sheet"] else None,
+                  **{k: v for k, v in s.items() if k not in ("sheet", "floors", "connections", "state")}, **s["state"])
+        for s in doc["structures"]
+    ])
+    wanted = [(i, fl) for i, s in enumerate(doc["structures"]) for fl in s["floors"]]
+    made = Floor.objects.bulk_create([Floor(structure=rows[i], level=fl["level"], is_roof=fl["is_roof"])
+                                      for i, fl in wanted])
+    Opening.objects.bulk_create([Opening(floor=floor, **o) for (_, fl), floor in zip(wanted, made) for o in fl["openings"]])
+    floors = {(i, fl["level"]): floor for (i, fl), floor in zip(wanted, made)}
     through = Structure.connections.through
     pairs = {(rows[i].pk, rows[j].pk) for i, s in enumerate(doc["structures"]) for j in s["connections"]}
     pairs |= {(b, a) for a, b in pairs}
     through.objects.bulk_create([through(from_structure_id=a, to_structure_id=b) for a, b in sorted(pairs)])
-    for a in doc["armies"]:
-        army = Army.objects.create(scenario=scenario, side=a["side"], name=a["name"])
-        for u in a["units"]:
-            at, state = u["at"], u["state"]
-            unit = Unit.objects.create(
-                army=army, name=u["name"], kind=u["kind"], tank_class=u["tank_class"], experience=u["experience"],
-                models_start=u["models"], fireteam=u["fireteam"],
-                floor=floors[(at["structure"], at["floor"])] if at and "structure" in at else None,
-                x=at["x"] if at and "x" in at else None, y=at["y"] if at and "y" in at else None,
-                **{**state, "models_left": state.get("models_left", u["models"])},
-            )
-            UnitWeapon.objects.bulk_create([UnitWeapon(unit=unit, weapon=w["weapon"], count=w["count"])
-                                            for w in u["weapons"]])
+    armies = Army.objects.bulk_create([Army(scenario=scenario, side=a["side"], name=a["name"]) for a in doc["armies"]])
+    wanted = [(army, u) for army, a in zip(armies, doc["armies"]) for u in a["units"]]
+    units = []
+    for army, u in wanted:
+        at, state = u["at"], u["state"]
+        units.append(Unit(
+            army=army, name=u["name"], kind=u["kind"], tank_class=u["tank_class"], experience=u["experience"],
+            models_start=u["models"], fireteam=u["fireteam"],
+            floor=floors[(at["structure"], at["floor"])] if at and "structure" in at else None,
+            x=at["x"] if at and "x" in at else None, y=at["y"] if at and "y" in at else None,
+            **{**state, "models_left": state.get("models_left", u["models"])},
+        ))
+    units = Unit.objects.bulk_create(units)
+    UnitWeapon.objects.bulk_create([UnitWeapon(unit=unit, weapon=w["weapon"], count=w["count"])
+                                    for unit, (_, u) in zip(units, wanted) for w in u["weapons"]])
     return scenario

@@ -60,6 +60,32 @@ def test_scenario_export_reads_the_ground_in_the_same_queries():
     assert counts["large"] == counts["small"]
 
 
+
+@pytest.mark.django_db
+def test_a_scenario_file_is_imported_in_the_same_queries_however_much_ground_it_has():
+    """The import wrote each structure, floor, army and unit with a statement of its own, and looked
+    up each of the file's sheets twice: two hundred statements for a scenario of forty structures."""
+    from apps.campaigns.models import Scenario
+
+    small, large = build_club("Small club", structures=3), build_club("Large club", **LARGE)
+    counts = {}
+    for name, y in (("small", small), ("large", large)):
+        client = signed_in(y.designer)
+        text = client.get(reverse("scenario_export", args=[y.scenarios[0].pk])).content.decode()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(reverse("scenario_import"), {"club": y.club.pk, "text": text})
+        assert response.status_code == 302, response.content.decode()[-3000:]
+        counts[name] = len(queries.captured_queries)
+        imported = Scenario.objects.get(club=y.club, name="Scenario 0 (2)")
+        # The copy exports as the original did: ground, floors, openings, connections, forces, sheets.
+        original = json.loads(text)
+        again = json.loads(client.get(reverse("scenario_export", args=[imported.pk])).content)
+        assert {**again, "name": "Scenario 0"} == original
+    assert len(original["structures"]) == 10 and len(original["sheets"]) == 2
+    assert any(s["connections"] for s in original["structures"])
+    assert any(u["at"] and "structure" in u["at"] for u in original["armies"][0]["units"])
+    assert counts["large"] == counts["small"]
+
 # ---------------------------------------------------------------------------------- the club page
 
 def club_page(client, y, **params):

@@ -14,6 +14,7 @@ from apps.structures.models import Floor
 from apps.structures.views import weapons_lost
 
 SIDES = ("A", "B")
+RECENT_SESSIONS = 5  # the sessions a campaign page shows unfolded
 
 
 @login_required
@@ -72,6 +73,9 @@ def campaign_context(request, campaign, **forms):
         "map": map_of(table_of(battles, structures, units), structures, units),
         "tally": tally(battles, structures, armies),
         "sessions": SimpleNamespace(
+            # The newest sessions in view, the earlier ones of a long campaign folded away.
+            earlier=battles[:-RECENT_SESSIONS] if len(battles) > RECENT_SESSIONS + 1 else [],
+            recent=battles[-RECENT_SESSIONS:] if len(battles) > RECENT_SESSIONS + 1 else battles,
             open=open_battles, next_number=next_number, blocked=blocked,
             reopenable=last_finished if last_finished and not open_battles else None,
             reopen_blocked=bool(last_finished and open_battles),

@@ -178,3 +178,37 @@ def test_the_club_page_lists_open_battles_and_pages_through_finished_ones_live_l
     assert response.status_code == 400
     card = response.content.decode().split(f'id="spectators-{finished[-2].pk}"')[1].split("</article>")[0]
     assert "at most 80 characters" in card
+
+
+# ---------------------------------------------------------------------------------- the campaign page
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("who", ["organiser", "player"])
+def test_a_long_campaign_folds_its_earlier_sessions_and_keeps_its_queries(who):
+    """Forty sessions drew forty timeline entries (about 7,600 px on a phone) before the newest
+    session and the organiser's controls for the next one. The newest five stay in view; the earlier
+    ones are folded in a <details> (no script needed), every one still linked."""
+    from apps.battles.models import Battle
+
+    small = build_club("Small club")
+    large = build_club("Large club", **{**LARGE, "campaigns": 1, "sessions": 12, "battles": 12})
+    counts = {}
+    for name, y in (("small", small), ("large", large)):
+        counts[name], response = count(lambda: signed_in(getattr(y, who)).get(
+            reverse("campaign", args=[y.campaigns[0].pk])))
+    assert counts["small"] == counts["large"]
+    html = response.content.decode()
+    sessions = list(Battle.objects.filter(campaign=large.campaigns[0]).order_by("session_number"))
+    assert len(sessions) == 12
+    folded, shown = html.split('<details class="earlier-sessions">')[1].split("</details>")
+    assert "7 earlier sessions" in folded
+    for battle in sessions[:7]:
+        assert f'id="session-{battle.pk}"' in folded and reverse("battle", args=[battle.pk]) in folded
+    for battle in sessions[7:]:
+        assert f'id="session-{battle.pk}"' in shown.split('id="campaign-settings"')[0]
+    if who == "organiser":  # the newest session, then what to do about it
+        assert shown.index(f'id="session-{sessions[-1].pk}"') < shown.index('id="start-blocked"')
+
+    # A short campaign folds nothing.
+    html = signed_in(small.organiser).get(reverse("campaign", args=[small.campaigns[0].pk])).content.decode()
+    assert "earlier-sessions" not in html and f'id="session-{small.battles[0].pk}"' in html

@@ -31,6 +31,83 @@ def count(call):
     return len(queries.captured_queries), response
 
 
+def pages(y):
+    """(name, who, method, url, data, headers) of every page and HTMX partial outside the battle
+    screen, for the club `y`: the first scenario, campaign, sheet and link stand for all of them."""
+    from apps.armies.models import Unit
+    from apps.battles import watch
+
+    scenario, campaign, sheet = y.scenarios[0], y.campaigns[0], y.sheets[0]
+    structure = scenario.structures.order_by("pk").first()
+    unit = Unit.objects.filter(army__scenario=scenario, floor__isnull=True).order_by("pk").first()
+    army = scenario.armies.order_by("side").first()
+    ground = campaign.structures.order_by("pk").first()
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    o, d, p = y.organiser, y.designer, y.player
+    return [
+        ("home", o, "get", reverse("home"), {}, {}),
+        ("club list", p, "get", reverse("club_list"), {}, {}),
+        ("club page, organiser", o, "get", reverse("club", args=[y.club.slug]), {}, {}),
+        ("club page, player", p, "get", reverse("club", args=[y.club.slug]), {}, {}),
+        ("campaign, organiser", o, "get", reverse("campaign", args=[campaign.pk]), {}, {}),
+        ("campaign, player", p, "get", reverse("campaign", args=[campaign.pk]), {}, {}),
+        ("campaign settings (htmx)", o, "post", reverse("campaign_settings", args=[campaign.pk]),
+         {"single_open_battle": "on"}, htmx),
+        ("session refused (htmx)", o, "post", reverse("campaign_session_start", args=[campaign.pk]),
+         {"weather": "clear"}, htmx),
+        ("campaign download", p, "get", reverse("campaign_export", args=[campaign.pk]), {}, {}),
+        ("campaign import", o, "get", reverse("campaign_import"), {}, {}),
+        ("scenario list", p, "get", reverse("scenario_list"), {}, {}),
+        ("new scenario", d, "get", reverse("scenario_new"), {}, {}),
+        ("builder, designer", d, "get", reverse("scenario", args=[scenario.pk]), {}, {}),
+        ("builder, player", p, "get", reverse("scenario", args=[scenario.pk]), {}, {}),
+        ("structure editor", d, "get", reverse("scenario_structure", args=[scenario.pk, structure.pk]), {}, {}),
+        ("structure dragged (htmx)", d, "post", reverse("scenario_structure_move", args=[scenario.pk, structure.pk]),
+         {"x": str(structure.x), "y": str(structure.y)}, htmx),
+        ("unit dragged (htmx)", d, "post", reverse("scenario_unit_move", args=[scenario.pk, unit.pk]),
+         {"x": "5", "y": "3"}, htmx),
+        ("unit editor", d, "get", reverse("scenario_unit", args=[scenario.pk, unit.pk]), {}, {}),
+        ("new unit", d, "get", reverse("scenario_unit_new", args=[scenario.pk, army.pk]), {}, {}),
+        ("scenario download", d, "get", reverse("scenario_export", args=[scenario.pk]), {}, {}),
+        ("scenario print", d, "get", reverse("scenario_print", args=[scenario.pk]), {}, {}),
+        ("scenario import", d, "get", reverse("scenario_import"), {}, {}),
+        ("sheet list", d, "get", reverse("sheet_list"), {}, {}),
+        ("sheet", d, "get", reverse("sheet", args=[sheet.pk]), {}, {}),
+        ("sheet editor", d, "get", reverse("sheet_edit", args=[sheet.pk]), {}, {}),
+        ("sheet print", d, "get", reverse("sheet_print", args=[sheet.pk]), {}, {}),
+        ("sheet download", d, "get", reverse("sheet_export", args=[sheet.pk]), {}, {}),
+        ("sheet import", d, "get", reverse("sheet_import"), {}, {}),
+        ("reference", d, "get", reverse("sheet_reference"), {}, {}),
+        ("structure card", p, "get", reverse("structure", args=[ground.pk]), {}, {}),
+        ("password change", p, "get", reverse("password_change"), {}, {}),
+        ("join", p, "get", reverse("join"), {}, {}),
+        ("new club", p, "get", reverse("club_new"), {}, {}),
+        ("spectator", None, "get", reverse("spectator", args=[watch.link_token(y.links[0])]), {}, {}),
+    ]
+
+
+@pytest.mark.django_db
+def test_no_page_outside_the_battle_screen_grows_with_the_club(capsys):
+    """Every page and partial costs the same queries for a club of three members, one campaign and a
+    scenario of three structures as for one with many of everything. A page that reads a row per
+    session, structure, unit, member or sheet fails here (the battle screen has its own test)."""
+    measured = {}
+    for name, y in (("small", build_club("Small club", structures=3, battles=3)), ("large", build_club(
+            "Large club", **LARGE))):
+        clients, measured[name] = {}, {}
+        for page, who, method, url, data, headers in pages(y):
+            if who not in clients:
+                clients[who] = signed_in(who) if who else Client()
+            measured[name][page] = count(lambda: getattr(clients[who], method)(url, data, **headers))
+    with capsys.disabled():
+        print(f"\n  {'page':<28}{'queries':>8}{'kB small':>10}{'kB large':>10}")
+        for page, (queries, response) in measured["large"].items():
+            print(f"  {page:<28}{queries:>8}{len(measured['small'][page][1].content) / 1000:>10.1f}"
+                  f"{len(response.content) / 1000:>10.1f}")
+    grew = {page: (measured["small"][page][0], queries) for page, (queries, _) in measured["large"].items()
+            if queries != measured["small"][page][0]}
+    assert not grew, f"queries (small club, large club) of the pages that grew: {grew}"
+
 @pytest.mark.django_db
 def test_campaign_export_reads_every_battle_in_the_same_queries():
     small, large = build_club("Small club"), build_club("Large club", **LARGE)

@@ -685,37 +685,54 @@ def _scenarios(doc, club, user):
     return rows
 
 
-def _build_ground(ground, sheets, owner, users, origins=None):
-    """Rows for cleaned structures and armies; returns the new units by file reference."""
+def _build_grounds(items, sheets, users, origins=None):
+    """Rows for the cleaned structures and armies of each (ground, owner) in `items`, all owners in one
+    statement per table; returns, for each, its new rows by file reference."""
     structures = Structure.objects.bulk_create([
         Structure(**owner, sheet=sheets[s["sheet"]["slug"]] if s["sheet"] else None,
                   origin=origins["structures"][o] if origins and o is not None else None,
                   **{k: v for k, v in s.items() if k not in ("sheet", "floors", "connections", "state")}, **s["state"])
-        for s, o in zip(ground["structures"], ground["origins"])
+        for ground, owner in items for s, o in zip(ground["structures"], ground["origins"])
     ])
-    wanted = [(i, fl) for i, s in enumerate(ground["structures"]) for fl in s["floors"]]
-    floors = Floor.objects.bulk_create([Floor(structure=structures[i], level=fl["level"], is_roof=fl["is_roof"])
-                                        for i, fl in wanted])
-    Opening.objects.bulk_create([Opening(floor=floor, **o) for (_, fl), floor in zip(wanted, floors) for o in fl["openings"]])
-    floor_at = {(i, fl["level"]): floor for (i, fl), floor in zip(wanted, floors)}
+    # Each owner's structures, in file order.
+    own_structures, at = [], 0
+    for ground, _ in items:
+        own_structures.append(structures[at:at + len(ground["structures"])])
+        at += len(ground["structures"])
+    wanted = [(n, i, fl) for n, (ground, _) in enumerate(items) for i, s in enumerate(ground["structures"])
+              for fl in s["floors"]]
+    floors = Floor.objects.bulk_create([Floor(structure=own_structures[n][i], level=fl["level"], is_roof=fl["is_roof"])
+                                        for n, i, fl in wanted])
+    Opening.objects.bulk_create([Opening(floor=floor, **o) for (_, _, fl), floor in zip(wanted, floors)
+                                 for o in fl["openings"]])
+    floor_at = [{} for _ in items]
+    for (n, i, fl), floor in zip(wanted, floors):
+        floor_at[n][(i, fl["level"])] = floor
     through = Structure.connections.through
-    pairs = {(structures[i].pk, structures[j].pk) for i, s in enumerate(ground["structures"]) for j in s["connections"]}
+    pairs = {(rows[i].pk, rows[j].pk) for (ground, _), rows in zip(items, own_structures)
+             for i, s in enumerate(ground["structures"]) for j in s["connections"]}
     pairs |= {(b, a) for a, b in pairs}
     through.objects.bulk_create([through(from_structure_id=a, to_structure_id=b) for a, b in sorted(pairs)])
 
     armies = Army.objects.bulk_create([
         Army(**owner, side=a["side"], name=a["name"], owner=users.get(a["owner"]),
              origin=origins["armies"].get(a["origin"]) if origins else None)
-        for a in ground["armies"]
+        for ground, owner in items for a in ground["armies"]
     ])
-    wanted = [(army, j, u) for army, a in zip(armies, ground["armies"]) for j, u in enumerate(a["units"])]
-    units = Unit.objects.bulk_create([_unit(army, u, floor_at, origins) for army, _, u in wanted])
+    own_armies, at = [], 0
+    for ground, _ in items:
+        own_armies.append(armies[at:at + len(ground["armies"])])
+        at += len(ground["armies"])
+    wanted = [(n, army, j, u) for n, (ground, _) in enumerate(items)
+              for army, a in zip(own_armies[n], ground["armies"]) for j, u in enumerate(a["units"])]
+    units = Unit.objects.bulk_create([_unit(army, u, floor_at[n], origins) for n, army, _, u in wanted])
     UnitWeapon.objects.bulk_create([UnitWeapon(unit=unit, weapon=w["weapon"], count=w["count"])
-                                    for unit, (_, _, u) in zip(units, wanted) for w in u["weapons"]])
-    return {
-        "structures": structures, "floors": floor_at, "armies": {a.side: a for a in armies},
-        "units": {f"{army.side}:{j}": unit for unit, (army, j, _) in zip(units, wanted)},
-    }
+                                    for unit, (_, _, _, u) in zip(units, wanted) for w in u["weapons"]])
+    built = [{"structures": own_structures[n], "floors": floor_at[n], "armies": {a.side: a for a in own_armies[n]},
+              "units": {}} for n in range(len(items))]
+    for unit, (n, army, j, _) in zip(units, wanted):
+        built[n]["units"][f"{army.side}:{j}"] = unit
+    return built
 
 
 def _unit(army, u, floor_at, origins):
@@ -741,45 +758,53 @@ def _write(doc, club, user, warnings):
     sheets = resolve_sheets(doc["sheets"], club)
     scenarios = _scenarios(doc, club, user)
     users = _users(doc, club, warnings)
-    own = _build_ground(doc["ground"], sheets, {"campaign": campaign}, users)
+    own = _build_grounds([(doc["ground"], {"campaign": campaign})], sheets, users)[0]
+    battles = []
     for b in doc["battles"]:
         if campaign.name != doc["name"]:
             # "Winter Line (2)": its sessions follow, or the home page lists two "Winter Line — session 2";
             # a session with a name of its own gets " (2)" where the club has that name already.
+            # (Written together, the sessions cannot see each other's names in the club: each sees those
+            # chosen before it.)
             name = with_suffix(campaign.name, b["name"][len(doc["name"]):]) if b["name"].startswith(doc["name"]) \
-                else free_name(Battle.objects.filter(club=club), b["name"])
+                else free_name(Battle.objects.filter(club=club), b["name"], taken=[d["name"] for d in battles])
             b = {**b, "name": name}
-        _write_battle(b, campaign, own, sheets, scenarios, users)
+        battles.append(b)
+    _write_battles(battles, campaign, own, sheets, scenarios, users)
     campaign.refresh_from_db()
     return campaign
 
 
-def _write_battle(b, campaign, own, sheets, scenarios, users):
-    battle = Battle.objects.create(
+def _write_battles(docs, campaign, own, sheets, scenarios, users):
+    """Every session of the file, all of them in one statement per table (a campaign of forty sessions
+    was four hundred statements written one session at a time)."""
+    battles = Battle.objects.bulk_create([Battle(
         club_id=campaign.club_id, campaign=campaign, scenario=scenarios[b["scenario"]] if b["scenario"] is not None
         else None, name=b["name"], session_number=b["session_number"], status=b["status"], turn=b["turn"],
         upkeep_turn=b["upkeep_turn"], table_width=b["table_width"], table_depth=b["table_depth"],
         winner=b["winner"], result=b["result"], finished_at=b["finished_at"], log_head=b["log_head"],
         imported_seq=max((e["seq"] for e in b["log"]), default=0), **b["rules"],
-    )
-    built = _build_ground(b["ground"], sheets, {"battle": battle}, users, origins=own)
-    sequence = dict(b["sequence"])
-    for key in SEQUENCE_UNITS:
-        if key in sequence:
-            sequence[key] = [f"u{built['units'][ref].pk}" for ref in sequence[key]]
-    Battle.objects.filter(pk=battle.pk).update(
-        sequence=sequence, campaign_before=_before_rows(b["campaign_before"], own),
-        **({"created_at": b["created_at"]} if b["created_at"] else {}),
-    )
+    ) for b in docs])
+    grounds = _build_grounds([(b["ground"], {"battle": battle}) for b, battle in zip(docs, battles)], sheets, users,
+                             origins=own)
+    for b, battle, built in zip(docs, battles, grounds):
+        sequence = dict(b["sequence"])
+        for key in SEQUENCE_UNITS:
+            if key in sequence:
+                sequence[key] = [f"u{built['units'][ref].pk}" for ref in sequence[key]]
+        battle.sequence, battle.campaign_before = sequence, _before_rows(b["campaign_before"], own)
+        if b["created_at"]:
+            battle.created_at = b["created_at"]
+    Battle.objects.bulk_update(battles, ["sequence", "campaign_before", "created_at"])
     entries = LogEntry.objects.bulk_create([
         LogEntry(battle=battle, actor=users.get(e["actor"]),
                  **{k: e[k] for k in ENTRY_KEYS if k not in ("actor", "undoes", "created_at")})
-        for e in b["log"]
+        for b, battle in zip(docs, battles) for e in b["log"]
     ], batch_size=1000)
-    by_seq = {e.seq: e for e in entries}
-    for e, raw in zip(entries, b["log"]):
+    by_seq = {(e.battle_id, e.seq): e for e in entries}
+    for e, raw in zip(entries, (raw for b in docs for raw in b["log"])):
         e.created_at = raw["created_at"]
-        e.undoes_id = by_seq[raw["undoes"]].pk if raw["undoes"] else None
+        e.undoes_id = by_seq[(e.battle_id, raw["undoes"])].pk if raw["undoes"] else None
     LogEntry.objects.bulk_update(entries, ["created_at", "undoes"], batch_size=1000)
 
 

@@ -615,10 +615,10 @@ def clean_scenario(c, data):
 
 # ---------------------------------------------------------------------------------- import
 
-def free_name(siblings, name):
+def free_name(siblings, name, taken=()):
     """`name`, or "name (2)", "name (3)"… whichever none of `siblings` (a club's scenarios or
-    campaigns) is called yet: an import never overwrites what the club has."""
-    taken = set(siblings.filter(name__startswith=name[:100]).values_list("name", flat=True))
+    campaigns) is called yet, nor any of `taken`: an import never overwrites what the club has."""
+    taken = set(siblings.filter(name__startswith=name[:100]).values_list("name", flat=True)) | set(taken)
     return first_free(name, taken, lambda n: f"{name[:110]} ({n})")
 
 

@@ -163,6 +163,45 @@ def test_a_scenario_file_is_imported_in_the_same_queries_however_much_ground_it_
     assert any(u["at"] and "structure" in u["at"] for u in original["armies"][0]["units"])
     assert counts["large"] == counts["small"]
 
+
+@pytest.mark.django_db
+def test_a_campaign_file_is_imported_in_the_same_queries_however_many_sessions_it_has():
+    """The import wrote each session on its own: the battle, then its ground, forces and log, about
+    ten statements a session. All sessions now go in together, one statement per table."""
+    from apps.battles.models import Battle
+    from apps.campaigns.models import Campaign
+
+    small = build_club("Small club", structures=3, battles=1)
+    large = build_club("Large club", **{**LARGE, "campaigns": 1, "sessions": 6, "battles": 6, "scenarios": 1})
+    counts = {}
+    for name, y in (("small", small), ("large", large)):
+        client = signed_in(y.organiser)
+        text = client.get(reverse("campaign_export", args=[y.campaigns[0].pk])).content.decode()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(reverse("campaign_import"), {"club": y.club.pk, "text": text})
+        assert response.status_code == 303, response.content.decode()[-3000:]
+        counts[name] = len(queries.captured_queries)
+        imported = Campaign.objects.get(club=y.club, name="Campaign 0 (2)")
+        # It exports as the original did: every session with its ground, forces, log and times.
+        again = json.loads(client.get(reverse("campaign_export", args=[imported.pk])).content)
+        original = json.loads(text)
+        for doc in (again, original):
+            doc.pop("name"), doc.pop("created_at")
+            for b in doc["battles"]:
+                b["name"] = b["name"].replace(" (2)", "")
+        assert again == original
+    assert Battle.objects.filter(campaign=imported).count() == 6 and len(original["battles"][3]["log"]) == 12
+    assert all(b["structures"] and b["armies"] for b in original["battles"])
+    assert counts["large"] == counts["small"]
+
+    # Sessions of their own name, written together, still get names of their own in the club.
+    doc = json.loads(text)
+    doc["battles"][0]["name"] = doc["battles"][1]["name"] = "Night raid"
+    response = client.post(reverse("campaign_import"), {"club": large.club.pk, "text": json.dumps(doc)})
+    assert response.status_code == 303
+    names = sorted(Battle.objects.filter(campaign__name="Campaign 0 (3)").values_list("name", flat=True))
+    assert names[-2:] == ["Night raid", "Night raid (2)"]
+
 # ---------------------------------------------------------------------------------- the club page
 
 def club_page(client, y, **params):

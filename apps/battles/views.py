@@ -23,6 +23,7 @@ from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from apps import rules
@@ -617,7 +618,11 @@ def post_or_back(view):
 
 @login_required
 @require_GET
+@never_cache
 def battle_detail(request, pk):
+    # Never kept by the browser: a page brought back by the back button would hold the one-time tokens
+    # of actions already made (the next one sent from it would be taken for that one again and
+    # dropped), and the battle as it stood when the page was first drawn.
     battle = scoped_battle(request, pk)
     board = load_board(battle)
     viewer = viewer_for(request.user, battle, board.armies)

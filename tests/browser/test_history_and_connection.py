@@ -1,0 +1,59 @@
+"""The battle screen as a phone at a club table really uses it: the browser's back button, answers that
+never arrive, a connection slow enough for the player to tap again meanwhile. Nothing may be lost,
+done twice or left half-drawn."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from apps.armies.models import Unit
+from apps.battles.models import LogEntry
+from tests.browser.conftest import QUIET, sign_in
+from tests.browser.test_battle_screen import choose, ids, newest_seq, swapped
+
+pytestmark = [pytest.mark.browser]
+
+
+def record_move(page, unit, x, y):
+    """The Move form filled in, a field at a time as a thumb would, and recorded."""
+    choose(page, "#id_action", "move")
+    choose(page, "#id_unit", unit)
+    for field, value in (("#id_x", x), ("#id_y", y)):
+        with swapped(page, "#attack-form"):
+            page.fill(field, str(value))
+            page.locator(field).dispatch_event("change")
+    with swapped(page, "#attack-form"):
+        page.click("button.resolve")
+
+
+def test_back_to_the_battle_after_leaving_it_records_the_next_move_too(live_server, demo, watch):
+    """The page's forms carry one-time tokens: a form sent twice is resolved once. A page the browser
+    kept from before (the back button) held the token of a move already made, so the next move made
+    from it was taken for that one again and silently dropped. The page is never kept: back, it is
+    asked for anew, and it is drawn as the server draws it (not with the choices the browser put back
+    into a form whose fields belong to another action)."""
+    _, _, units, _ = ids(demo)
+    rifles = units[("A", "1st Rifle Squad")]
+    page = sign_in(watch("alice"), live_server.url, "alice")
+    page.goto(f"{live_server.url}/battles/{demo.pk}/")
+    before = newest_seq(demo)
+    record_move(page, rifles, 30, 30)
+    assert newest_seq(demo) == before + 1
+
+    # Off to the campaign page and back.
+    with page.expect_navigation():
+        page.locator(".breadcrumbs a").last.click()
+    page.go_back()
+    page.wait_for_selector("#attack-form")
+    page.wait_for_function(QUIET)
+    # The form shows the action its fields are for.
+    action = page.input_value("#id_action")
+    expect(page.locator("#id_x")).to_have_count(1 if action == "move" else 0)
+
+    record_move(page, rifles, 12, 34)
+    moves = list(LogEntry.objects.filter(battle=demo, seq__gt=before).order_by("seq").values_list("inputs", flat=True))
+    assert [(m["x"], m["y"]) for m in moves] == [("30", "30"), ("12", "34")]
+    rifles_row = Unit.objects.get(pk=rifles[1:])
+    assert (float(rifles_row.x), float(rifles_row.y)) == (12, 34)
+    expect(page.locator("#attack-form .result")).to_contain_text(re.compile(r"moves to 12″, 34″"))

@@ -43,6 +43,32 @@
     poller.addEventListener("htmx:beforeSwap", guardPoll);
   });
 
+  // Resolve (and a follow-up link in the form) replaces the form's refresh in flight: its own answer
+  // redraws the form (hx-sync="#attack-panel:replace"). But htmx sends the refresh queued behind the
+  // one it aborts at once, the Resolve then waits behind that one, whose answer replaces the form the
+  // Resolve belongs to, and htmx drops a request whose element has left the page: the tap was lost.
+  // So the form's refreshes are not sent while a request from inside the form is being sent or is on
+  // its way; its answer is the form anyway.
+  var formAsking = 0;
+  var formSending = false;
+  function fromTheForm(elt) {
+    return elt && elt.closest && elt.closest("#attack-form") !== null;
+  }
+  document.addEventListener("htmx:confirm", function (event) {
+    var elt = event.detail.elt;
+    if (elt && elt.id === "attack-panel" && (formSending || formAsking)) {
+      event.preventDefault();
+    } else if (fromTheForm(elt)) {
+      formSending = true;
+      setTimeout(function () { formSending = false; }, 0);
+    }
+  });
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!fromTheForm(event.detail.elt)) return;
+    formAsking += 1;
+    event.detail.xhr.addEventListener("loadend", function () { formAsking -= 1; });
+  });
+
   // A club's wifi drops, a phone sleeps, the server fails: a request that gets no good answer says
   // so at the foot of the screen, instead of a button that wakes up again as if nothing happened.
   // The poll's trouble clears with its next answer, a tap's with the next tap that gets one. A form

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from apps.armies.models import Unit
 from apps.battles.models import LogEntry
 from tests.browser.conftest import QUIET, sign_in
-from tests.browser.test_battle_screen import choose, ids, newest_seq, swapped
+from tests.browser.test_battle_screen import check, choose, ids, newest_seq, swapped
 
 pytestmark = [pytest.mark.browser]
 
@@ -57,3 +57,49 @@ def test_back_to_the_battle_after_leaving_it_records_the_next_move_too(live_serv
     rifles_row = Unit.objects.get(pk=rifles[1:])
     assert (float(rifles_row.x), float(rifles_row.y)) == (12, 34)
     expect(page.locator("#attack-form .result")).to_contain_text(re.compile(r"moves to 12″, 34″"))
+
+
+def held_back(page, pattern):
+    """Hold the first request to `pattern` (a slow connection, made certain); the rest go."""
+    held = []
+    page.route(pattern, lambda route: held.append(route) if not held else route.continue_())
+    return held
+
+
+def forgive_aborts(watch, since):
+    """htmx reports as console errors the requests the page itself gave up: those, and only those, are
+    what the test made happen."""
+    reported = watch.problems.items
+    made = [p for p in reported[since:] if re.search(r"htmx:(sendAbort|afterRequest), \[object HTML\w*Element\]", p)]
+    reported[since:] = [p for p in reported[since:] if p not in made]
+
+
+def test_resolve_tapped_while_the_form_still_answers_the_dice_is_resolved(live_server, demo, watch):
+    """The last die typed and Resolve tapped at once, on a slow connection: the form's answer to the
+    first die is still on its way and the second die's waits behind it. Resolve replaces the answer
+    in flight, which let the waiting one go first; its answer replaced the form, and htmx dropped the
+    Resolve of a form no longer on the page. The tap was lost without a word."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
+    choose(alice, "#id_attacker", units[("A", "Field gun team")])
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
+    check(alice, '#id_dice_mode input[value="player"]')
+    check(alice, '#id_hit input[value="yes"]')
+    expect(alice.locator(".die-input")).to_have_count(2)
+    seq = newest_seq(demo) + 1
+    since = len(watch.problems.items)
+
+    held = held_back(alice, "**/form/**")
+    alice.locator("#id_dice_0").press_sequentially("6")
+    alice.wait_for_function("() => document.activeElement && document.activeElement.id === 'id_dice_1'")
+    alice.keyboard.type("5")
+    alice.wait_for_timeout(100)
+    assert len(held) == 1
+    with swapped(alice, "#attack-form"):
+        alice.click("button.resolve")
+    alice.unroute("**/form/**")
+    expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
+    assert [d["faces"] for d in LogEntry.objects.get(battle=demo, seq=seq).dice] == [[6, 5]]
+    forgive_aborts(watch, since)

@@ -5,10 +5,12 @@ done twice or left half-drawn."""
 import re
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from apps.armies.models import Unit
 from apps.battles.models import LogEntry
+from apps.structures.models import Structure
 from tests.browser.conftest import QUIET, sign_in
 from tests.browser.test_battle_screen import check, choose, ids, newest_seq, swapped
 
@@ -102,4 +104,33 @@ def test_resolve_tapped_while_the_form_still_answers_the_dice_is_resolved(live_s
     alice.unroute("**/form/**")
     expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
     assert [d["faces"] for d in LogEntry.objects.get(battle=demo, seq=seq).dice] == [[6, 5]]
+    forgive_aborts(watch, since)
+
+
+def test_the_last_structure_tapped_is_the_target_however_the_answers_arrive(live_server, demo, watch):
+    """Two structures tapped one after the other on a slow connection, the first answer arriving last:
+    it drew its card into a card already replaced (so nothing showed) but its attack form out of band,
+    aimed at the first. The screen showed the second structure's card, and Resolve hit the first."""
+    townhouse, sid, units, shell = ids(demo)
+    church = Structure.objects.get(battle=demo, name="Stone church")
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    alice.wait_for_function(QUIET)
+    since = len(watch.problems.items)
+    held = held_back(alice, "**/card/**")
+    alice.locator(f'#map [data-structure="{sid}"]').tap()
+    alice.wait_for_timeout(100)
+    assert len(held) == 1
+    alice.locator(f'#structure-{church.pk} .target-link').tap()
+    expect(alice.locator("#card-title")).to_have_text("Stone church")
+    try:
+        held[0].continue_()  # the first answer, late (if the page still wants it)
+    except PlaywrightError:
+        pass
+    alice.wait_for_timeout(500)
+    alice.wait_for_function(QUIET)
+    alice.unroute("**/card/**")
+    expect(alice.locator("#card-title")).to_have_text("Stone church")
+    expect(alice.locator("#card-target")).to_have_value(f"s{church.pk}")
+    expect(alice.locator("#id_structure")).to_have_value(f"s{church.pk}")
     forgive_aborts(watch, since)

@@ -51,6 +51,7 @@
   // its way; its answer is the form anyway.
   var formAsking = 0;
   var formSending = false;
+  var formOwed = false; // a refresh of the form got no answer (below)
   function fromTheForm(elt) {
     return elt && elt.closest && elt.closest("#attack-form") !== null;
   }
@@ -65,6 +66,7 @@
   });
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (!fromTheForm(event.detail.elt)) return;
+    formOwed = false;
     formAsking += 1;
     event.detail.xhr.addEventListener("loadend", function () { formAsking -= 1; });
   });
@@ -90,7 +92,22 @@
   function kindOf(event) {
     return event.detail.elt && event.detail.elt.id === "poller" ? "poll" : "tap";
   }
+  // A refresh of the attack form that got no answer leaves it drawn for the choices before: the new
+  // action's name above the old one's fields. Choosing the same again fires no change, so the form
+  // asks again by itself once a request gets an answer (the next poll), unless Resolve or a follow-up
+  // has asked for a whole new form meanwhile.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!event.detail.successful) return;
+    var elt = event.detail.elt;
+    if (elt && elt.id === "attack-panel") {
+      formOwed = false;
+    } else if (formOwed) {
+      formOwed = false;
+      htmx.trigger(document.body, "battle-changed");
+    }
+  });
   function noAnswer(event) {
+    if (event.detail.elt && event.detail.elt.id === "attack-panel") formOwed = true;
     var kind = kindOf(event);
     troubles[kind] = NO_ANSWER[kind];
     showTroubles();

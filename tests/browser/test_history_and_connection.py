@@ -134,3 +134,29 @@ def test_the_last_structure_tapped_is_the_target_however_the_answers_arrive(live
     expect(alice.locator("#card-target")).to_have_value(f"s{church.pk}")
     expect(alice.locator("#id_structure")).to_have_value(f"s{church.pk}")
     forgive_aborts(watch, since)
+
+
+def test_a_form_refresh_that_got_no_answer_is_asked_again_once_the_connection_is_back(live_server, demo, watch):
+    """A new action chosen while the wifi is down: the form stayed drawn for the old action under the
+    new one's name, and choosing it again fires no change, so nothing ever redrew it: Resolve sent the
+    new action with the old one's fields. Once the poll gets an answer again, the form asks again."""
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    alice.wait_for_function(QUIET)
+    since = len(watch.problems.items)
+    cut = []
+    alice.route("**/form/**", lambda route: (cut.append(route.request.url), route.abort("internetdisconnected"))
+                if not cut else route.continue_())
+    alice.select_option("#id_action", "move")
+    notice = alice.locator("#connection")
+    expect(notice).to_contain_text("Your last tap got no answer")
+    assert len(cut) == 1
+    expect(alice.locator("#id_x")).to_have_count(0)  # drawn for the old action
+    # The connection is back (the next form request goes through): the next poll's answer says so.
+    expect(alice.locator("#id_x")).to_have_count(1, timeout=6_000)
+    expect(alice.locator("#id_action")).to_have_value("move")
+    expect(notice).to_be_hidden()
+    alice.unroute("**/form/**")
+    reported = watch.problems.items
+    reported[since:] = [p for p in reported[since:]
+                        if not re.search(r"ERR_INTERNET_DISCONNECTED|htmx:(sendError|afterRequest), ", p)]

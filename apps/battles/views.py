@@ -436,9 +436,14 @@ def tap_query(form):
 
 
 def form_data(source, target=None):
+    """The form's data from the page's address. There `target` names the structure tapped (its card),
+    while the form's own `target` is the unit aimed at: a structure's id is not one."""
     data = source.copy()
-    if target and not data.get("structure"):
-        data["structure"] = target
+    if target:
+        if data.get("target") == target:
+            del data["target"]
+        if not data.get("structure"):
+            data["structure"] = target
     return data
 
 
@@ -629,6 +634,9 @@ def battle_detail(request, pk):
     before = _int(request.GET.get("before"))
     context = battle_context(battle, viewer, board=board, before=before)
     target = request.GET.get("target", "")
+    # The structure tapped; an address the form wrote itself (a follow-up link)
+    # names in `target` the unit aimed at, and the card is its structure's.
+    target = target if target.startswith("s") else ""
     form = None
     if battle.status == BattleStatus.IN_PROGRESS:
         form = attack_form(request, battle, board, viewer, form_data(request.GET, target))

@@ -1683,3 +1683,29 @@ def test_a_tank_that_brings_a_building_down_is_offered_its_place_in_the_rubble(c
     client.post(url(w, "battle_resolve"), {**query, "client_token": str(uuid.uuid4())}, **HTMX)
     tank.refresh_from_db()
     assert (float(tank.x), float(tank.y), tank.floor_id) == (30, 20, None)
+
+
+def test_without_javascript_a_damage_roll_link_opens_with_the_building_s_card(client, w):
+    """A follow-up's address names the unit hit in `target` (the form's field): the page took it for
+    the structure tapped, found none and showed no card; the card is its building's."""
+    signed(client, w.alice)
+    response = client.get(url(w, "battle"), {"action": "ba_damage", "target": uid(w.squad), "hits": "3",
+                                             "source": "he", "structure": sid(w.house), "attacker": uid(w.gun)})
+    assert text_of(response, "card-title") == "Brick house"
+    assert page(response).find("card-target").attrs["value"] == sid(w.house)
+    chosen = [o.attrs["value"] for o in page(response).find("id_target").find_all("option") if "selected" in o.attrs]
+    assert chosen == [uid(w.squad)]
+
+
+def test_without_javascript_the_structure_tapped_is_not_taken_for_the_unit_aimed_at(client, w):
+    """`target` in the page's address is the structure tapped; the form's own `target` is a unit."""
+    signed(client, w.alice)
+    response = client.get(url(w, "battle"), {"action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}",
+                                             "hit": "yes", "target": sid(w.house)})
+    assert text_of(response, "card-title") == "Brick house"
+    form = page(response).find("attack-form")
+    assert [o.attrs["value"] for o in form.find("id_structure").find_all("option") if "selected" in o.attrs] == [
+        sid(w.house)]
+    # Not "Unit aimed at: there is no unit 's…' in this battle" beside the field: a tap is not a mistake.
+    errors = [e.text() for e in form.find_all("p", cls="field-error")]
+    assert not [e for e in errors if "no unit" in e], errors

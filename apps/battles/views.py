@@ -435,6 +435,16 @@ def tap_query(form):
                       if k not in NOT_CARRIED and not k.startswith("dice_") and isinstance(v, str) and v])
 
 
+# What "Update the form" posts that is not a choice: the page's own address must not carry it.
+NOT_CHOSEN = frozenset({"csrfmiddlewaretoken", "client_token", "preview", "card", "m", "after", "v", "t"})
+
+
+def chosen_url(battle, data):
+    """The page with the form's choices (and dice) in its address, opened at the form."""
+    query = urlencode([(k, v) for k, values in data.lists() if k not in NOT_CHOSEN for v in values if v])
+    return reverse("battle", args=[battle.pk]) + (f"?{query}" if query else "") + "#attack-panel"
+
+
 def form_data(source, target=None):
     """The form's data from the page's address. There `target` names the structure tapped (its card),
     while the form's own `target` is the unit aimed at: a structure's id is not one."""
@@ -634,7 +644,7 @@ def battle_detail(request, pk):
     before = _int(request.GET.get("before"))
     context = battle_context(battle, viewer, board=board, before=before)
     target = request.GET.get("target", "")
-    # The structure tapped; an address the form wrote itself (a follow-up link)
+    # The structure tapped; an address the form wrote itself ("Update the form", a follow-up link)
     # names in `target` the unit aimed at, and the card is its structure's.
     target = target if target.startswith("s") else ""
     form = None
@@ -744,7 +754,11 @@ def battle_resolve(request, pk):
     battle = scoped_battle(request, pk)
     data = request.POST
     if data.get("preview"):  # "Update the form" without JavaScript: show the fields, dice and odds
-        return _form_again(request, battle, data)
+        if request.htmx:
+            return _form_again(request, battle, data)
+        # The page at its own address, opened at the form: answered here, a reload or the back button
+        # would ask to post the form again, and the page opened at its top, screens above the form.
+        return see_other(chosen_url(battle, data))
     action = str(data.get("action", ""))
     spec = rules.ACTIONS.get(action)
     acting = battle_forms.acting_unit_field(action)

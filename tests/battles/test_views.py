@@ -1414,13 +1414,23 @@ def test_other_club_member_in_a_club_of_its_own(client, w):
 
 
 def test_without_javascript_update_the_form_shows_the_dice_and_odds(client, w):
+    """"Update the form" answers with the page at its own address, opened at the form, the choices in
+    the address: answered at /resolve/, the page opened at its top (screens above the form on a
+    phone), and a reload or the back button asked to post the form again."""
     signed(client, w.alice)
     before = state(w)
-    data = he_attack(w, preview="1")
+    data = he_attack(w, preview="1", dice_0="4", floor="")
     response = client.post(url(w, "battle_resolve"), data)
-    assert response.status_code == 200
+    assert response.status_code == 303
+    location = urlsplit(response["Location"])
+    assert location.path == url(w, "battle") and location.fragment == "attack-panel"
+    query = parse_qs(location.query)
+    assert query == {k: [v] for k, v in data.items() if v and k not in ("client_token", "preview")}
     assert state(w) == before
+    response = client.get(response["Location"])
+    assert response.status_code == 200
     html = body(response)
+    assert '<input type="number" name="dice_0" id="id_dice_0" value="4"' in html
     assert '<label for="id_dice_0">HE hits (2D6) on floor 1, first d6</label>' in html
     assert "Brick house collapses 16.7%" in text_of(response, "odds")
     assert "Not resolved" not in html

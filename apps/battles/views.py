@@ -778,7 +778,10 @@ def battle_resolve(request, pk):
         # Hits to roll damage for: the page offers that roll ready filled in, as the HTMX answer does.
         snapshot = getattr(entry, "snapshot", None)
         follow = damage_follow_ups(battle, entry, snapshot.state if snapshot is not None else snap.load(battle).state)
-        return see_other(page_url(battle, target=target, result=entry.seq if follow else None))
+        # The same action and dice mode again, as the form in the HTMX answer keeps them (fresh_form).
+        return see_other(page_url(battle, target=target, action=action,
+                                  dice_mode="player" if data.get("dice_mode") == "player" else None,
+                                  result=entry.seq if follow else None))
     snapshot = getattr(entry, "snapshot", None)
     if snapshot is not None:
         # The battle as this action left it, and the log up to its entry: versions and entries that

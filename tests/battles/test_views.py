@@ -511,7 +511,8 @@ def test_without_javascript_the_form_posts_and_redirects_with_a_message(client, 
     response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="2"))
     assert response.status_code == 303
     entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
-    assert response["Location"] == url(w, "battle") + f"?target={sid(w.house)}&result={entry.seq}"
+    assert response["Location"] == url(w, "battle") + (f"?target={sid(w.house)}&action=ba_he&dice_mode=player"
+                                                       f"&result={entry.seq}")
     followed = client.get(response["Location"])
     assert f"#{entry.seq}: {entry.summary}" in body(followed)
     # The hits on the grenadiers lead to their damage roll, filled in, as with JavaScript.
@@ -1719,3 +1720,22 @@ def test_without_javascript_the_structure_tapped_is_not_taken_for_the_unit_aimed
     # Not "Unit aimed at: there is no unit 's…' in this battle" beside the field: a tap is not a mistake.
     errors = [e.text() for e in form.find_all("p", cls="field-error")]
     assert not [e for e in errors if "no unit" in e], errors
+
+
+def test_without_javascript_the_next_attack_keeps_the_action_and_the_players_dice(client, w):
+    """With JavaScript the form under a result keeps its action, target and dice mode; without it the
+    page after a resolve opened on the first action with "Roll for me", to be chosen again every time."""
+    signed(client, w.bob)
+    attack = {"action": "ba_flamethrower", "attacker": uid(w.pioneers), "weapon": f"w{w.flamer.pk}",
+              "structure": sid(w.house), "floor": "0", "hit": "no", "dice_mode": "player", "dice_0": "1",
+              "client_token": str(uuid.uuid4())}
+    response = client.post(url(w, "battle_resolve"), attack)
+    assert response.status_code == 303
+    assert LogEntry.objects.filter(battle=w.battle, action="ba_flamethrower").exists()
+    form = page(client.get(response["Location"])).find("attack-form")
+
+    def chosen(name):
+        return [o.attrs["value"] for o in form.find(f"id_{name}").find_all("option") if "selected" in o.attrs]
+
+    assert chosen("action") == ["ba_flamethrower"] and chosen("structure") == [sid(w.house)]
+    assert "checked" in form.find("id_dice_mode_1").attrs  # "I rolled"

@@ -313,7 +313,7 @@ def test_without_javascript_tap_and_resolve_by_plain_post(live_server, demo, wat
     with page.expect_navigation():
         page.click("button.resolve")
     # 303 back to the page; `result` when the server's dice left hits to roll damage for.
-    assert re.search(rf"/battles/{demo.pk}/\?target={sid}(&result={seq})?$", page.url), page.url
+    assert re.search(rf"/battles/{demo.pk}/\?target={sid}&action=ba_he(&result={seq})?$", page.url), page.url
     expect(page.locator(".messages")).to_contain_text(f"#{seq}:")
     expect(page.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq}")
     expect(page.locator(f"#log-{seq} .die")).to_have_count(2)

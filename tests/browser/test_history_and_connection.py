@@ -1,6 +1,6 @@
-"""The battle screen as a phone at a club table really uses it: the browser's back button, answers that
-never arrive, a connection slow enough for the player to tap again meanwhile. Nothing may be lost,
-done twice or left half-drawn."""
+"""Redoubt as a phone at a club table really uses it: the browser's back button, answers that never
+arrive, a connection slow enough for the player to tap again meanwhile. Nothing may be lost, done
+twice or left half-drawn."""
 
 import re
 
@@ -9,7 +9,8 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from apps.armies.models import Unit
-from apps.battles.models import LogEntry
+from apps.battles.models import Battle, LogEntry
+from apps.campaigns.models import Scenario
 from apps.structures.models import Structure
 from tests.browser.conftest import QUIET, sign_in
 from tests.browser.test_battle_screen import check, choose, ids, newest_seq, swapped
@@ -160,3 +161,33 @@ def test_a_form_refresh_that_got_no_answer_is_asked_again_once_the_connection_is
     reported = watch.problems.items
     reported[since:] = [p for p in reported[since:]
                         if not re.search(r"ERR_INTERNET_DISCONNECTED|htmx:(sendError|afterRequest), ", p)]
+
+
+def test_a_plain_form_tapped_twice_on_a_slow_connection_is_sent_once(live_server, demo, watch):
+    """"Start the battle" on the scenario page is a plain form: nothing shows until the battle page
+    arrives, and a second tap meanwhile sent it again, so the club had two battles."""
+    scenario = Scenario.objects.get(name="Village crossroads")
+    page = sign_in(watch("demo"), live_server.url, "demo")
+    page.goto(f"{live_server.url}/scenarios/{scenario.pk}/")
+    posts = []
+
+    def slow_answer(route):
+        if route.request.method != "POST":
+            return route.continue_()
+        posts.append(route.request.url)
+        answer = route.fetch(max_redirects=0)  # the server has it ...
+        page.wait_for_timeout(1500)  # ... and its answer is slow to come back
+        route.fulfill(response=answer)
+
+    page.route("**/start/", slow_answer)
+    form = page.locator("form:has(button:has-text('Start the battle'))")
+    form.locator("input[name=name]").fill("Tapped twice")
+    button = form.locator("button")
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_timeout(300)  # nothing to see yet: the thumb taps again
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_url(re.compile(r"/battles/\d+/$"))
+    assert len(posts) == 1, posts
+    assert Battle.objects.filter(name="Tapped twice").count() == 1

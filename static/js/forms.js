@@ -1,0 +1,27 @@
+// Every page: a form sent the plain way (not by htmx) shows nothing until the next page arrives, and
+// on a club's slow wifi a second tap sent it again: "Start the battle" started two battles, "Add
+// structure" added two. For a while (as long as htmx waits for an answer on the battle screen) such
+// a form is not sent again; if the page is still here after that, the browser gave up on it (Stop)
+// and a tap sends it anew. Without JavaScript the browser sends it twice as before.
+(function () {
+  "use strict";
+
+  var WAIT_MS = 20000;
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    // htmx has taken the submit over (it prevents the browser's own); a GET only asks again.
+    if (event.defaultPrevented || (form.getAttribute("method") || "get").toLowerCase() !== "post") return;
+    var sent = Number(form.getAttribute("data-sent"));
+    if (sent && Date.now() - sent < WAIT_MS) {
+      event.preventDefault();
+      return;
+    }
+    form.setAttribute("data-sent", String(Date.now()));
+  });
+
+  // Back on a page the browser kept (bfcache): its forms may be sent again.
+  window.addEventListener("pageshow", function () {
+    document.querySelectorAll("form[data-sent]").forEach(function (form) { form.removeAttribute("data-sent"); });
+  });
+})();

@@ -663,7 +663,7 @@ def battle_detail(request, pk):
         context["commanders"] = permissions.club_members(battle.club_id)
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
-    if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays:
+    if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays and still_asked(request.GET, battle, context):
         context["turns"].update(confirm_for=request.GET["confirm"], confirm_own=request.GET.get("own") == "1",
                                 confirm_dice=request.GET.get("dice", ""))
     return render(request, "battles/battle.html", context)
@@ -900,7 +900,7 @@ def battle_undo(request, pk):
     """Undo the newest action (an organiser, or the player who made it)."""
     battle = scoped_battle(request, pk)
     if unconfirmed(request):
-        return see_other(page_url(battle, confirm="undo") + "#turns")
+        return see_other(page_url(battle, confirm="undo", seq=_int(request.POST.get("seq"))) + "#turns")
     try:
         entry = services.undo_last(battle_id=battle.pk, user=request.user, seq=_int(request.POST.get("seq")))
         done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
@@ -917,7 +917,7 @@ def battle_turn(request, pk):
     action = str(request.POST.get("action", ""))
     if action in CONFIRMED_ACTIONS and unconfirmed(request):
         own = request.POST.get("dice_mode") == "player"
-        return see_other(page_url(battle, confirm=action, own="1" if own else None,
+        return see_other(page_url(battle, confirm=action, turn=battle.turn, own="1" if own else None,
                                   dice=request.POST.get("dice", "") if own else None) + "#turns")
     token = _token(request.POST.get("client_token"))
     try:
@@ -943,6 +943,16 @@ def battle_turn(request, pk):
 # Asked first, as a slip of the thumb would cost the table: by hx-confirm's dialog, or without
 # JavaScript by the page (`unconfirmed`).
 CONFIRMED_ACTIONS = frozenset({"undo", "end_turn"})
+
+
+def still_asked(query, battle, context):
+    """A confirmation's address names what it asks about: the entry to undo, the turn to end. Opened
+    again once that is done (the back button, a reload), it must not ask the same of the next one."""
+    if query["confirm"] == "undo":
+        seq, undo = _int(query.get("seq")), context["turns"]["undo"]
+        return seq is None or bool(undo) and undo["seq"] == seq
+    turn = _int(query.get("turn"))
+    return turn is None or turn == battle.turn
 
 
 def unconfirmed(request):

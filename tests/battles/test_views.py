@@ -1003,7 +1003,7 @@ def test_only_an_organiser_or_the_player_who_acted_may_undo(client, w):
     assert "Undo #" in text_of(client.get(url(w, "battle")), "turns")
     # Without JavaScript no dialog asks first: the page does, and only "Yes" undoes.
     asked = client.post(url(w, "battle_undo"))
-    assert asked.status_code == 303 and asked["Location"] == url(w, "battle") + "?confirm=undo#turns"
+    assert asked.status_code == 303 and asked["Location"] == url(w, "battle") + "?confirm=undo#turns"  # no seq sent
     assert state(w) == before
     question = page(client.get(asked["Location"])).find("turns")
     assert "Undo #1?" in question.text() and "Yes, undo #1" in question.text()
@@ -1056,7 +1056,7 @@ def test_upkeep_then_end_turn(client, w):
 
     token = str(uuid.uuid4())
     response = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": token})
-    assert response["Location"] == url(w, "battle") + "?confirm=end_turn#turns"  # no JavaScript: the page asks
+    assert response["Location"] == url(w, "battle") + "?confirm=end_turn&turn=1#turns"  # no JavaScript: the page asks
     assert "End turn 1? The next turn's upkeep runs straight away." in text_of(client.get(response["Location"]),
                                                                                "turns")
     battle.refresh_from_db()
@@ -1739,3 +1739,30 @@ def test_without_javascript_the_next_attack_keeps_the_action_and_the_players_dic
 
     assert chosen("action") == ["ba_flamethrower"] and chosen("structure") == [sid(w.house)]
     assert "checked" in form.find("id_dice_mode_1").attrs  # "I rolled"
+
+
+def test_without_javascript_a_confirmation_opened_again_does_not_ask_about_the_next_one(client, w):
+    """The page that asks "Undo #2?" or "End turn 1?" (no JavaScript, so no dialog) is an address: back
+    on it once that is done, it asked "Undo #1?" or "End turn 2?" in its place, one tap from doing
+    what nobody asked for. It names what it asks about, and asks nothing once that is done."""
+    signed(client, w.alice)
+    client.post(url(w, "battle_turn"), {"action": "upkeep", "client_token": str(uuid.uuid4())}, **HTMX)
+    client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.rifles), "x": "11", "y": "5",
+                                           "client_token": str(uuid.uuid4())}, **HTMX)
+    asked = client.post(url(w, "battle_undo"), {"seq": "2"})
+    assert asked["Location"] == url(w, "battle") + "?confirm=undo&seq=2#turns"
+    assert "Undo #2?" in text_of(client.get(asked["Location"]), "turns")
+    assert client.post(url(w, "battle_undo"), {"seq": "2", "confirmed": "1"}).status_code == 303
+    assert LogEntry.objects.get(battle=w.battle, seq=2).undone
+    again = page(client.get(asked["Location"])).find("turns")
+    assert "Undo #1?" not in again.text() and not again.find_all("form", cls="confirm-form")
+    assert not LogEntry.objects.get(battle=w.battle, seq=1).undone
+
+    asked = client.post(url(w, "battle_turn"), {"action": "end_turn", "client_token": str(uuid.uuid4())})
+    assert asked["Location"] == url(w, "battle") + "?confirm=end_turn&turn=1#turns"
+    question = page(client.get(asked["Location"])).find("turns")
+    form = next(f for f in question.find_all("form") if "confirm-form" in f.attrs.get("class", ""))
+    client.post(url(w, "battle_turn"), {i.attrs["name"]: i.attrs.get("value", "") for i in form.find_all("input")})
+    assert Battle.objects.get(pk=w.battle.pk).turn == 2
+    again = page(client.get(asked["Location"])).find("turns")
+    assert "End turn 2?" not in again.text() and not again.find_all("form", cls="confirm-form")

@@ -657,7 +657,8 @@ def battle_detail(request, pk):
     result = _int(request.GET.get("result"))
     if form is not None and result:
         entry = battle.log_entries.filter(seq=result, undone=False).first()
-        form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state, form.sides) if entry else []
+        form.follow_ups = not_taken(battle, entry, damage_follow_ups(battle, entry, board.snapshot.state, form.sides)) \
+            if entry else []
     if viewer.organiser and battle.status != BattleStatus.FINISHED:
         # Who may play a side (the page only: answers and polls never redraw this form).
         context["commanders"] = permissions.club_members(battle.club_id)
@@ -850,6 +851,27 @@ def damage_follow_ups(battle, entry, state, sides=None):
         links.append(SimpleNamespace(label=f"Roll damage: {effect['n']} hit{pluralize(effect['n'])} on {unit.label}",
                                      query=urlencode({k: v for k, v in query.items() if v})))
     return links
+
+
+# What names a follow-up's piece, in its query and in the inputs the log keeps of it.
+FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "move": "unit"})
+
+
+def not_taken(battle, entry, links):
+    """The follow-ups of `entry` the log does not show done since: the page's address keeps the result
+    it follows (`result`), and opened again later (the back button, a reload) it offered the same
+    damage roll after it had been rolled, one tap from rolling it twice."""
+    if not links:
+        return links
+    later = battle.log_entries.filter(seq__gt=entry.seq, undone=False, action__in=list(FOLLOW_UP_PIECE))
+    done = {(action, str((inputs or {}).get(FOLLOW_UP_PIECE[action], ""))) for action, inputs in
+            later.values_list("action", "inputs")}
+
+    def piece(link):
+        query = QueryDict(link.query)
+        return query.get("action"), query.get(FOLLOW_UP_PIECE.get(query.get("action"), ""), "")
+
+    return [link for link in links if piece(link) not in done]
 
 
 def tank_in_the_rubble(battle, entry, state):

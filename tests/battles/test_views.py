@@ -1766,3 +1766,29 @@ def test_without_javascript_a_confirmation_opened_again_does_not_ask_about_the_n
     assert Battle.objects.get(pk=w.battle.pk).turn == 2
     again = page(client.get(asked["Location"])).find("turns")
     assert "End turn 2?" not in again.text() and not again.find_all("form", cls="confirm-form")
+
+
+def test_a_damage_roll_already_rolled_is_not_offered_again_by_the_result_s_address(client, w):
+    """Without JavaScript the page after an attack that scored hits is at ?…&result=<its entry> and
+    offers "Roll damage". Back on that address after the damage was rolled, it offered it again: one
+    tap, and the same hits were rolled for twice. Undone, the roll is owed again."""
+    signed(client, w.alice)
+    attacked = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="1"))
+    result_page = attacked["Location"]
+    assert "result=" in result_page
+
+    def offered():
+        form = page(client.get(result_page)).find("attack-form")
+        return [a.text() for a in form.find_all("a") if "Roll damage" in a.text()]
+
+    (link,) = offered()
+    assert link == "Roll damage: 3 hits on Grenadiers"
+    client.post(url(w, "battle_resolve"), {
+        "action": "ba_damage", "target": uid(w.squad), "hits": "3", "source": "he", "structure": sid(w.house),
+        "attacker": uid(w.gun), "pen": "0", "close_quarters": "no", "dice_mode": "player",
+        **{f"dice_{i}": "6" for i in range(3)}, "client_token": str(uuid.uuid4())})
+    assert Unit.objects.get(pk=w.squad.pk).models_left == 10 - 3
+    assert offered() == []
+    client.post(url(w, "battle_undo"), {"confirmed": "1"})
+    assert Unit.objects.get(pk=w.squad.pk).models_left == 10
+    assert offered() == ["Roll damage: 3 hits on Grenadiers"]

@@ -3,7 +3,9 @@
 (function () {
   "use strict";
 
-  document.documentElement.classList.add("js");
+  // Only with htmx: the page's own small script can arrive on a bad connection when htmx did not, and
+  // then the buttons kept for pages without JavaScript ("Update the form") are all that redraws.
+  if (window.htmx) document.documentElement.classList.add("js");
 
   // Settling copies `style` between old and new elements with setAttribute, which the CSP blocks
   // (and reports). Nothing here is styled inline, so leave it out.

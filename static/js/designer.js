@@ -119,7 +119,9 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     showPrintButtons(document);
-    document.documentElement.classList.add("js");
+    // Only with htmx (it may fail to load on a bad connection): without it, "Update the preview" is
+    // what redraws the sheet's preview.
+    if (window.htmx) document.documentElement.classList.add("js");
   });
   document.addEventListener("htmx:load", function (event) { showPrintButtons(event.target); });
 })();

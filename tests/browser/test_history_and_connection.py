@@ -191,3 +191,36 @@ def test_a_plain_form_tapped_twice_on_a_slow_connection_is_sent_once(live_server
     page.wait_for_url(re.compile(r"/battles/\d+/$"))
     assert len(posts) == 1, posts
     assert Battle.objects.filter(name="Tapped twice").count() == 1
+
+
+@pytest.mark.parametrize("screen", ["battle", "sheet"])
+def test_a_page_whose_htmx_did_not_load_keeps_its_no_javascript_buttons(live_server, demo, watch, screen):
+    """htmx is the larger script: on a bad connection it can fail to load while the page's own small
+    script arrives. That script marked the page as having JavaScript, which hides the buttons kept for
+    pages without it ("Update the form", "Update the preview"), and nothing else redrew the form: a
+    new action stayed drawn with the old one's fields, with no way to redraw it."""
+    page = sign_in(watch("alice" if screen == "battle" else "dora"), live_server.url,
+                   "alice" if screen == "battle" else "dora")
+    page.route("**/htmx-2*.js", lambda route: route.abort("connectionreset"))
+    if screen == "battle":
+        page.goto(f"{live_server.url}/battles/{demo.pk}/")
+        button = page.locator("button[name=preview]")
+    else:
+        from apps.structures.formats import sheet_body
+        from apps.structures.models import BunkerSheet
+
+        library = BunkerSheet.objects.get(club=None, slug="soviet-at-hmg-loghouse")
+        sheet = BunkerSheet.objects.create(club=demo.club, **sheet_body(library))
+        page.goto(f"{live_server.url}/sheets/{sheet.pk}/edit/")
+        button = page.get_by_role("button", name="Update the preview")
+    page.wait_for_load_state("load")
+    assert page.evaluate("typeof window.htmx") == "undefined"
+    expect(button).to_be_visible()
+    if screen == "battle":
+        expect(page.get_by_text("JavaScript is off: this page does not update by itself")).to_be_visible()
+        page.select_option("#id_action", "move")
+        with page.expect_navigation():
+            button.click()
+        expect(page.locator("#id_x")).to_be_visible()
+    # The script that did not load is the only problem there was.
+    watch.problems.items[:] = [p for p in watch.problems.items if "htmx-2" not in p and "ERR_CONNECTION_RESET" not in p]

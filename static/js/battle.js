@@ -146,6 +146,16 @@
     showTroubles();
   });
 
+  // An answer that says to drop the turn heading its new entries replace may come after another
+  // answer (a poll crossing a slow one) dropped it already: there is nothing left to drop, and htmx
+  // would report the missing element as an error.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var text = event.detail.serverResponse;
+    if (typeof text !== "string" || text.indexOf('hx-swap-oob="delete"') < 0) return;
+    event.detail.serverResponse = text.replace(/<li id="(log-turn-\d+)" hx-swap-oob="delete"><\/li>/g,
+      function (drop, id) { return document.getElementById(id) ? drop : ""; });
+  });
+
   // The same entry can arrive twice (an attack's answer and a poll crossing it): keep one.
   function dedupeLog() {
     var list = document.getElementById("log-list");

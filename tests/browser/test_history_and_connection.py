@@ -224,3 +224,29 @@ def test_a_page_whose_htmx_did_not_load_keeps_its_no_javascript_buttons(live_ser
         expect(page.locator("#id_x")).to_be_visible()
     # The script that did not load is the only problem there was.
     watch.problems.items[:] = [p for p in watch.problems.items if "htmx-2" not in p and "ERR_CONNECTION_RESET" not in p]
+
+
+def test_an_answer_that_arrives_after_the_poll_brought_the_same_entry(live_server, demo, watch):
+    """A slow answer to the player's own attack can arrive after the poll has already brought its
+    entry: both say to drop the turn heading the new entry replaces, and the second found nothing to
+    drop (htmx reported an error). The log shows the entry once."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
+    choose(alice, "#id_attacker", units[("A", "Field gun team")])
+    choose(alice, "#id_weapon", shell)
+    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
+    check(alice, '#id_hit input[value="yes"]')
+    seq = newest_seq(demo) + 1
+    assert LogEntry.objects.get(battle=demo, seq=seq - 1).turn == demo.turn  # the heading above it goes
+    held = []
+    alice.route("**/resolve/", lambda route: held.append((route, route.fetch())))
+    alice.click("button.resolve")
+    expect(alice.locator(f"#log-{seq}")).to_have_count(1, timeout=6_000)  # brought by the poll
+    route, answer = held[0]
+    with swapped(alice, "#attack-form"):
+        route.fulfill(response=answer)
+    expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
+    expect(alice.locator(f"#log-{seq}")).to_have_count(1)
+    expect(alice.locator("#log-list > li.log-turn")).to_have_count(
+        len(set(LogEntry.objects.filter(battle=demo).values_list("turn", flat=True))))

@@ -246,6 +246,8 @@ def resolve_ba_indirect(state, inp, dice):
           help="The window, door or gap (a bunker's firing slit) it fires through must be on this side"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll (flamethrowers ignore cover)"),
     Field("hits", "int", "Hits scored", default=0, min=0, help="The flamethrower's hits from the core rules"),
+    Field("pins", "int", "Pins placed", default=0, min=0,
+          help="Pin markers the core rules place on the unit for a flamethrower's hit"),
     source=f"{SOURCE} 'Flamethrowers against buildings', 'Bunkers', 'Targeting empty buildings' "
            "(BA-29..31, BA-39, BA-54, A-BA-4)",
 )
@@ -265,11 +267,17 @@ def resolve_ba_flamethrower(state, inp, dice):
                f"the {floor.label} of {s.label} has no {what}{where} to flame through")
     if inp["hits"] and not inp["hit"]:
         raise InputError("hits", inp["hits"], "a miss scores no hits")
+    if inp["pins"] and not inp["hit"]:
+        raise InputError("pins", inp["pins"], "a miss places no pins")
     effects, words = [], [f"{w.name} at {floor.the_label} of {s.label}: " + ("hit" if inp["hit"] else "missed")]
     victim = _occupant(state, s, level)
     if inp["hit"] and victim is not None and inp["hits"]:
         effects.append(Effect("hits", victim.id, inp["hits"], note="flamethrower: no cover, no extra protection"))
         words.append(f"{victim.label} takes {inp['hits']} hits")
+    if inp["hit"] and victim is not None and inp["pins"]:
+        # The pin markers are the core rules' (seed 001 leaves them there), entered like HE's.
+        effects.append(Effect("pin", victim.id, inp["pins"]))
+        words.append(f"{victim.label} +{inp['pins']} pin{'s' * (inp['pins'] != 1)}")
     # Every use against a building risks the fire, hit or miss (A-BA-4); bunkers never burn (BA-54).
     if s.is_bunker or s.fire is not None or not state.options.fires:
         return effects, "; ".join(words)

@@ -200,6 +200,17 @@ def test_flamethrower_needs_an_opening_and_never_burns_a_bunker():
     assert out.dice == () and kinds(out) == [("hits", "b")]
 
 
+def test_flamethrower_pins_are_the_players_and_go_on_the_unit_hit():
+    state = house(n=1, units=[squad(pins=1)])
+    flame = {"weapon": "ba_flamethrower", "structure": "house", "target": "sq", "hit": "yes", "hits": 3, "pins": 2}
+    out = resolve("ba_flamethrower", state, flame, ScriptedDice([1]))
+    assert [(e.target, e.n) for e in out.of_type("pin")] == [("sq", 2)]
+    assert apply(state, out).units["sq"].pins == 3 and "sq +2 pins" in out.summary
+    with pytest.raises(InputError) as err:
+        resolve("ba_flamethrower", state, {**flame, "hit": "no", "hits": 0}, ScriptedDice([1]))
+    assert (err.value.field, err.value.message) == ("pins", "a miss places no pins")
+
+
 def test_flamethrower_fire_roll_even_on_a_miss():
     state = house(n=1, units=[squad()])
     out = resolve("ba_flamethrower", state, {"weapon": "ba_flamethrower", "structure": "house", "target": "sq",

@@ -30,7 +30,7 @@ from apps.campaigns import permissions
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
                                     clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, export_scenario,
                                     export_structure, export_unit, free_name, load_grounds, resolve_sheets)
-from apps.campaigns.models import Campaign, Scenario
+from apps.campaigns.models import Campaign, Club, Scenario
 from apps.campaigns.services import with_suffix
 from apps.rules.state import SequenceState
 from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, describe, item, join,
@@ -651,6 +651,7 @@ def import_campaign(data, *, club, user):
         raise FormatErrors(c.errors)
     try:
         with transaction.atomic():
+            Club.lock(club.pk)
             campaign = _write(doc, club, user, warnings)
     except DatabaseError as exc:
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None

@@ -14,7 +14,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import Q
 
 from apps.armies.models import Army, Experience, Side as ArmySide, TankClass, Unit, UnitKind, UnitWeapon, Weapon
-from apps.campaigns.models import DamageVariant, Ruleset, Scenario, Weather
+from apps.campaigns.models import Club, DamageVariant, Ruleset, Scenario, Weather
 from apps.structures.formats import (ROOT, Checker, FormatErrors, _check_designer, check_document, clean_sheet,
                                      first_free, item, join, new_sheet, number, sheet_body, show, unique_slug)
 from apps.structures.models import (BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
@@ -650,6 +650,7 @@ def import_scenario(data, *, club, user):
         raise FormatErrors(c.errors)
     try:
         with transaction.atomic():
+            Club.lock(club.pk)
             return _write(doc, club, user)
     except DatabaseError as exc:
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None

@@ -70,6 +70,13 @@ class Club(models.Model):
     def __str__(self):
         return self.name
 
+    @classmethod
+    def lock(cls, pk):
+        """The club's row, locked to the end of the transaction. Whatever picks a free name or slug among
+        the club's sheets, scenarios or campaigns holds it first: two tabs (or a double tap) doing so at
+        once would otherwise both pick the same one, and the second would fail on the unique constraint."""
+        return cls.objects.select_for_update().get(pk=pk)
+
 
 class Role(models.TextChoices):
     ORGANISER = "organiser", "Organiser"

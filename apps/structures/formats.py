@@ -574,6 +574,8 @@ def import_sheet(data, *, club, user):
     problem (nothing is saved then), PermissionDenied when `user` may not design for `club`.
     A slug the club already uses gets a -2, -3… suffix, a name a " (2)", " (3)"…: two sheets listed
     alike could not be told apart in the builder."""
+    from apps.campaigns.models import Club
+
     _check_designer(club, user)
     c = Checker()
     body = clean_sheet(c, data, envelope=True) if check_document(c, data, SHEET_FORMAT, SHEET_VERSION) else None
@@ -581,9 +583,10 @@ def import_sheet(data, *, club, user):
         raise FormatErrors(c.errors)
     try:
         with transaction.atomic():
+            Club.lock(club.pk)
             sheet = new_sheet(body, club, unique_slug(club, body["slug"]))
             sheet.name = unique_sheet_name(club, sheet.name)
             sheet.save()
-    except DatabaseError as exc:  # a race on the slug, or a constraint the checks above missed
+    except DatabaseError as exc:  # a constraint the checks above missed (the club's lock rules out a race on the slug)
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None
     return sheet

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from apps.armies.models import Weapon
 from apps.campaigns import permissions
+from apps.campaigns.models import Club
 from apps.rules import tables
 from apps.rules.dh import penetration_odds, riflemen, validate_sheet
 from apps.structures import blueprints
@@ -399,12 +400,15 @@ def clone_target(request):
 
 
 def clone_into(source_fields, club):
+    """A new sheet of `club`, its slug picked and saved under the club's lock."""
     fields = {k: v for k, v in source_fields.items() if k in SHEET_KEYS}
     base = fields.pop("slug", "") or "new-bunker"
     base = "new-bunker" if base == "blank" else base
     fields["name"] = fields.get("name") or "New bunker"
     fields["is_blank"] = False
-    return BunkerSheet.objects.create(club=club, slug=unique_slug(club, base), **fields)
+    with transaction.atomic():
+        Club.lock(club.pk)
+        return BunkerSheet.objects.create(club=club, slug=unique_slug(club, base), **fields)
 
 
 @login_required

@@ -1,0 +1,107 @@
+"""Two tabs, or a double tap, doing the same thing at the same moment, on real PostgreSQL with a
+thread (and database connection) per request: nothing fails on a unique constraint, nothing is
+half saved, and each answer says what happened."""
+
+import re
+import threading
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from apps.campaigns.formats import export_scenario
+from apps.campaigns.models import Campaign, Club, Scenario
+from apps.structures.formats import dumps, export_sheet
+from apps.structures.models import BunkerSheet
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def at_once(*requests):
+    """Send every request at the same instant, each from its own thread; the answers in order."""
+    barrier = threading.Barrier(len(requests))
+    answers, errors = [None] * len(requests), []
+
+    def send(i, request):
+        try:
+            barrier.wait()
+            answers[i] = request()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(i, r)) for i, r in enumerate(requests)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    return answers
+
+
+def tab(user):
+    """A signed-in browser tab that shows a server error as the 500 it is, as a browser would."""
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    return client
+
+
+def twice(user, url, data):
+    first, second = tab(user), tab(user)
+    return at_once(lambda: first.post(url, data), lambda: second.post(url, data))
+
+
+def statuses(answers):
+    return sorted(a.status_code for a in answers)
+
+
+@pytest.fixture
+def demo():
+    call_command("demo", verbosity=0)
+    d = type("Demo", (), {})()
+    d.organiser, d.designer = User.objects.get(username="demo"), User.objects.get(username="dora")
+    d.village = Scenario.objects.get(name="Village crossroads")
+    d.club = d.village.club
+    return d
+
+
+def test_cloning_a_sheet_twice_at_once_makes_two_club_sheets(demo):
+    library = BunkerSheet.objects.filter(club=None, is_blank=False).order_by("pk").first()
+    answers = twice(demo.designer, reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk})
+    assert statuses(answers) == [302, 302]
+    slugs = sorted(BunkerSheet.objects.filter(club=demo.club, slug__startswith=library.slug).values_list("slug", flat=True))
+    assert slugs == [library.slug, f"{library.slug}-2"]
+
+
+def test_two_new_sheets_at_once(demo):
+    answers = twice(demo.designer, reverse("sheet_new"), {"club": demo.club.pk})
+    assert statuses(answers) == [302, 302]
+    assert BunkerSheet.objects.filter(club=demo.club, slug__startswith="new-bunker").count() == 2
+
+
+def test_importing_the_same_sheet_twice_at_once(demo):
+    library = BunkerSheet.objects.filter(club=None, is_blank=False).order_by("pk").first()
+    data = {"club": demo.club.pk, "text": dumps(export_sheet(library))}
+    answers = twice(demo.designer, reverse("sheet_import"), data)
+    assert statuses(answers) == [302, 302], [re.findall(r"could not be saved[^<]*", a.content.decode()) for a in answers]
+    assert BunkerSheet.objects.filter(club=demo.club, slug__startswith=library.slug).count() == 2
+
+
+def test_importing_the_same_scenario_twice_at_once(demo):
+    data = {"club": demo.club.pk, "text": dumps(export_scenario(demo.village))}
+    answers = twice(demo.designer, reverse("scenario_import"), data)
+    assert statuses(answers) == [302, 302], [re.findall(r"could not be saved[^<]*", a.content.decode()) for a in answers]
+    names = set(Scenario.objects.filter(club=demo.club, name__startswith="Village crossroads").values_list("name", flat=True))
+    assert names == {"Village crossroads", "Village crossroads (2)", "Village crossroads (3)"}
+
+
+def test_importing_the_same_campaign_twice_at_once(demo):
+    campaign = Campaign.objects.get(club=demo.club)
+    file = tab(demo.organiser).get(reverse("campaign_export", args=[campaign.pk])).content.decode()
+    answers = twice(demo.organiser, reverse("campaign_import"), {"club": demo.club.pk, "text": file})
+    assert statuses(answers) == [303, 303], [re.findall(r"could not be saved[^<]*", a.content.decode()) for a in answers]
+    assert Campaign.objects.filter(club=demo.club, name__startswith=campaign.name).count() == 3

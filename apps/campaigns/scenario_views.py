@@ -29,6 +29,7 @@ from apps.campaigns.models import Scenario
 from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
                                            ScenarioForm, StartBattleForm, StartCampaignForm, StructureForm, UnitForm,
                                            UnitWeaponFormSet, ZoneFormSet, half_extents)
+from apps.rules import ActionRefused
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure
@@ -553,7 +554,11 @@ def scenario_campaign(request, pk):
     form = StartCampaignForm(request.POST, club=scenario.club, prefix="campaign")
     if not form.is_valid():
         return builder_with_errors(request, scenario, campaign_form=form)
-    campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **form.cleaned_data)
+    try:
+        campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **form.cleaned_data)
+    except ActionRefused as error:  # the same name, started meanwhile from another tab
+        form.add_error("name", error.message)
+        return builder_with_errors(request, scenario, campaign_form=form)
     messages.success(request, f"{campaign.name} has its own copy of the ground and both forces; session 1 is set up.")
     # Its own fragment: a browser would otherwise carry the form's #start-campaign over the redirect.
     return see_other(reverse("campaign", args=[campaign.pk]) + "#sessions")

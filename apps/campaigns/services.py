@@ -15,7 +15,7 @@ from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
-from apps.campaigns.models import Campaign, Membership, Scenario
+from apps.campaigns.models import Campaign, Club, Membership, Scenario
 from apps.rules import ActionRefused
 from apps.structures.models import Floor, Structure
 
@@ -41,11 +41,16 @@ def with_suffix(name, suffix):
 
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
     """A campaign on a scenario's ground and forces (its own copies: the scenario stays as it is), with
-    its first session set up on the scenario's table. Organisers only."""
+    its first session set up on the scenario's table. Organisers only. A name the club already uses (in
+    any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
+    together, and only the club's lock decides between them."""
     with transaction.atomic():
         scenario = Scenario.objects.get(pk=scenario_id)
         if not permissions.is_organiser(user, scenario.club_id):
             raise ActionRefused("campaign", None, f"Only an organiser of {scenario.club} may start a campaign")
+        club = Club.lock(scenario.club_id)
+        if club.campaigns.filter(name__iexact=name).exists():
+            raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")
         campaign = Campaign.objects.create(
             club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
             single_open_battle=single_open_battle, **{field: getattr(scenario, field) for field in RULES_FIELDS})

@@ -105,3 +105,13 @@ def test_importing_the_same_campaign_twice_at_once(demo):
     answers = twice(demo.organiser, reverse("campaign_import"), {"club": demo.club.pk, "text": file})
     assert statuses(answers) == [303, 303], [re.findall(r"could not be saved[^<]*", a.content.decode()) for a in answers]
     assert Campaign.objects.filter(club=demo.club, name__startswith=campaign.name).count() == 3
+
+
+def test_starting_the_same_campaign_from_two_tabs_makes_one_and_says_so_in_the_other(demo):
+    answers = twice(demo.organiser, reverse("scenario_campaign", args=[demo.village.pk]),
+                    {"campaign-name": "Twin campaign", "campaign-single_open_battle": "on"})
+    assert statuses(answers) == [303, 400]
+    refused = next(a for a in answers if a.status_code == 400).content.decode()
+    assert f"{demo.club.name} already has a campaign called Twin campaign." in refused
+    campaign = Campaign.objects.get(name="Twin campaign")
+    assert campaign.battles.count() == 1 and campaign.structures.exists()

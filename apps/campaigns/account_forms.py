@@ -184,6 +184,10 @@ RESERVED_SLUGS = frozenset({"new"})
 
 
 def unique_club_slug(name):
+    """A free address for a new club. Call it in the transaction that creates the club: it holds the
+    new-club lock until then, so two clubs of the same name created at once (a double tap on Create)
+    get two addresses instead of the second failing on the unique slug."""
+    _serialise("new-club")
     base = slugify(name)[:50] or "club"
     slug, n = base, 2
     while slug in RESERVED_SLUGS or Club.objects.filter(slug=slug).exists():

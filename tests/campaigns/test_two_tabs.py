@@ -115,3 +115,10 @@ def test_starting_the_same_campaign_from_two_tabs_makes_one_and_says_so_in_the_o
     assert f"{demo.club.name} already has a campaign called Twin campaign." in refused
     campaign = Campaign.objects.get(name="Twin campaign")
     assert campaign.battles.count() == 1 and campaign.structures.exists()
+
+
+def test_two_clubs_of_the_same_name_at_once_get_two_addresses(demo):
+    answers = twice(demo.designer, reverse("club_new"), {"name": "Twins"})
+    assert statuses(answers) == [303, 303]
+    assert sorted(Club.objects.filter(name="Twins").values_list("slug", flat=True)) == ["twins", "twins-2"]
+    assert all(c.memberships.get().user == demo.designer for c in Club.objects.filter(name="Twins"))

@@ -197,6 +197,11 @@ def _campaign_state(campaign):
 def finish_battle(*, battle_id, user, winner="", result=""):
     """End a campaign battle and write its end state back to the campaign, in one transaction."""
     with transaction.atomic():
+        # The campaign's row before the battle's, as every use case here takes them: the other way
+        # round, finishing while another tab chooses a commander or discards the session (campaign,
+        # then its battles) deadlocked, and PostgreSQL ended one of them with an error.
+        campaign_id = Battle.objects.filter(pk=battle_id).values_list("campaign_id", flat=True).get()
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id) if campaign_id else None
         battle = Battle.objects.select_for_update().get(pk=battle_id)
         if battle.status == BattleStatus.FINISHED:
             raise ActionRefused("battle", battle.pk, "This battle is already finished")
@@ -205,8 +210,7 @@ def finish_battle(*, battle_id, user, winner="", result=""):
         if winner not in ("", "A", "B", "D"):
             raise ActionRefused("winner", winner, "The winner is side A, side B or a draw")
         created = []
-        if battle.campaign_id:
-            campaign = Campaign.objects.select_for_update().get(pk=battle.campaign_id)
+        if campaign is not None:
             battle.campaign_before = _campaign_state(campaign)
             created = _write_back(battle, campaign)
             battle.campaign_before["created_units"] = created

@@ -399,6 +399,9 @@ class ArmyForm(forms.ModelForm):
         self.scenario = scenario
         taken = set(scenario.armies.exclude(pk=self.instance.pk).values_list("side", flat=True))
         self.fields["side"].choices = [c for c in ArmySide.choices if c[0] not in taken]
+        # A side offered when the page was drawn, taken since (another tab, a double tap).
+        self.fields["side"].error_messages["invalid_choice"] = (
+            "That side already has a force in this scenario (added meanwhile?): reload the page to see it.")
         members = self.fields["owner"].queryset.filter(memberships__club=scenario.club_id).order_by("username")
         self.fields["owner"].queryset = members
         self.fields["owner"].empty_label = "Nobody yet (organisers act for it)"

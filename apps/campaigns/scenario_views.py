@@ -7,6 +7,7 @@ start a battle. Other clubs' scenarios are not found.
 """
 
 from decimal import Decimal
+from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -60,6 +61,24 @@ def scenario_structure(scenario, sid):
 
 def scenario_unit(scenario, uid):
     return permissions.get_or_404(Unit.objects.filter(army__scenario=scenario).select_related("army"), pk=uid)
+
+
+def one_writer(view):
+    """A change to a scenario runs with the scenario's row locked, from before its form is checked until
+    it is saved: two tabs (or two designers, or a double tap) changing the same scenario take turns, and
+    the second is checked against what the first saved (a side now taken, a floor now occupied, a
+    structure now removed) instead of failing on a constraint with a server error. A battle started
+    from it copies it whole, never half of someone's change."""
+    @wraps(view)
+    def locked(request, pk, *args, **kwargs):
+        if request.method != "POST":
+            return view(request, pk, *args, **kwargs)
+        with transaction.atomic():
+            # Before the permission check, by key only: a scenario the user may not see is still not
+            # found by the view.
+            list(Scenario.objects.select_for_update().filter(pk=pk).values_list("pk"))
+            return view(request, pk, *args, **kwargs)
+    return locked
 
 
 def back_to(scenario, anchor=""):
@@ -182,8 +201,9 @@ def builder_context(request, scenario, **overrides):
         "zone_formset": zones,
         "army_forms": overrides.get("army_forms") or [
             ArmyForm(instance=a, scenario=scenario, prefix=f"army{a.pk}") for a in armies],
-        "new_army_form": (overrides.get("new_army_form") or ArmyForm(scenario=scenario, prefix="newarmy"))
-        if len(sides) < 2 else None,
+        # A refused new force keeps its form and error even when its side was taken meanwhile.
+        "new_army_form": overrides.get("new_army_form") or (
+            ArmyForm(scenario=scenario, prefix="newarmy") if len(sides) < 2 else None),
         "start_form": overrides.get("start_form") or StartBattleForm(initial={
             "name": campaign_services.with_suffix(scenario.name, f" — {timezone.localdate():%d %b %Y}")}),
         "campaign_form": overrides.get("campaign_form") or StartCampaignForm(
@@ -209,6 +229,7 @@ def builder_with_errors(request, scenario, **overrides):
 
 @login_required
 @require_POST
+@one_writer
 def scenario_settings(request, pk):
     scenario = editable_scenario(request, pk)
     form = ScenarioForm(request.POST, instance=scenario)
@@ -269,6 +290,7 @@ def build_floors(structure, floors):
 
 @login_required
 @require_POST
+@one_writer
 def structure_add(request, pk):
     scenario = editable_scenario(request, pk)
     form = AddStructureForm(request.POST, scenario=scenario)
@@ -300,6 +322,7 @@ def structure_add(request, pk):
 
 @login_required
 @require_POST
+@one_writer
 def structure_move(request, pk, sid):
     """Place a structure: the map posts x/y after a drag (snapped to 0.5″); a phone posts the typed
     coordinates of the structure's row."""
@@ -330,6 +353,7 @@ def floor_levels(structure, count, roof):
 
 
 @login_required
+@one_writer
 def structure_edit(request, pk, sid):
     scenario = editable_scenario(request, pk)
     structure = scenario_structure(scenario, sid)
@@ -382,6 +406,7 @@ def structure_edit(request, pk, sid):
 
 @login_required
 @require_POST
+@one_writer
 def structure_section(request, pk, sid):
     """A connected section next to this one (Bolt Action builds large buildings from sections)."""
     scenario = editable_scenario(request, pk)
@@ -407,6 +432,7 @@ def structure_section(request, pk, sid):
 
 @login_required
 @require_POST
+@one_writer
 def structure_delete(request, pk, sid):
     scenario = editable_scenario(request, pk)
     structure = scenario_structure(scenario, sid)
@@ -419,6 +445,7 @@ def structure_delete(request, pk, sid):
 
 @login_required
 @require_POST
+@one_writer
 def scenario_zones(request, pk):
     scenario = editable_scenario(request, pk)
     formset = ZoneFormSet(request.POST, prefix="zones", scenario=scenario)
@@ -434,6 +461,7 @@ def scenario_zones(request, pk):
 
 @login_required
 @require_POST
+@one_writer
 def army_save(request, pk, army_id=None):
     scenario = editable_scenario(request, pk)
     army = permissions.get_or_404(scenario.armies, pk=army_id) if army_id else None
@@ -481,6 +509,7 @@ def save_unit(request, scenario, army, unit=None):
 
 
 @login_required
+@one_writer
 def unit_new(request, pk, army_id):
     scenario = editable_scenario(request, pk)
     army = permissions.get_or_404(scenario.armies, pk=army_id)
@@ -488,6 +517,7 @@ def unit_new(request, pk, army_id):
 
 
 @login_required
+@one_writer
 def unit_edit(request, pk, uid):
     scenario = editable_scenario(request, pk)
     unit = scenario_unit(scenario, uid)
@@ -496,6 +526,7 @@ def unit_edit(request, pk, uid):
 
 @login_required
 @require_POST
+@one_writer
 def unit_move(request, pk, uid):
     """A unit standing at a point, dragged on the map."""
     scenario = editable_scenario(request, pk)
@@ -509,6 +540,7 @@ def unit_move(request, pk, uid):
 
 @login_required
 @require_POST
+@one_writer
 def unit_delete(request, pk, uid):
     scenario = editable_scenario(request, pk)
     unit = scenario_unit(scenario, uid)
@@ -521,6 +553,7 @@ def unit_delete(request, pk, uid):
 
 @login_required
 @require_POST
+@one_writer
 def scenario_start(request, pk):
     """Organisers start a battle: it gets its own copy of the ground and forces; the scenario is
     untouched and can start any number of battles."""

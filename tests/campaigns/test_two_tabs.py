@@ -122,3 +122,34 @@ def test_two_clubs_of_the_same_name_at_once_get_two_addresses(demo):
     assert statuses(answers) == [303, 303]
     assert sorted(Club.objects.filter(name="Twins").values_list("slug", flat=True)) == ["twins", "twins-2"]
     assert all(c.memberships.get().user == demo.designer for c in Club.objects.filter(name="Twins"))
+
+
+# ---------------------------------------------------------------------------------- the scenario builder
+
+def test_adding_the_same_force_from_two_tabs_adds_one_and_says_why_in_the_other(demo):
+    demo.village.armies.filter(side="B").delete()
+    answers = twice(demo.designer, reverse("scenario_army_new", args=[demo.village.pk]),
+                    {"newarmy-side": "B", "newarmy-name": "Greys", "newarmy-owner": ""})
+    assert statuses(answers) == [302, 400]
+    refused = next(a for a in answers if a.status_code == 400).content.decode()
+    assert "That side already has a force in this scenario" in refused
+    assert demo.village.armies.filter(side="B").count() == 1
+
+
+def test_two_tabs_putting_two_units_on_one_floor_at_once(demo):
+    from apps.armies.models import Unit
+    from apps.structures.models import Floor
+    from tests.structures.test_sheet_editor import form_data
+
+    floor = Floor.objects.filter(structure__scenario=demo.village, occupant__isnull=True, is_roof=False).first()
+    first, second = Unit.objects.filter(army__scenario=demo.village, floor__isnull=True).order_by("pk")[:2]
+    posts = []
+    for unit in (first, second):
+        url, client = reverse("scenario_unit", args=[demo.village.pk, unit.pk]), tab(demo.designer)
+        data = {**form_data(client.get(url), None), "place": f"floor:{floor.pk}"}
+        posts.append(lambda client=client, url=url, data=data: client.post(url, data))
+    answers = at_once(*posts)
+    assert statuses(answers) == [302, 400]
+    holder = Unit.objects.get(floor=floor)
+    refused = next(a for a in answers if a.status_code == 400).content.decode()
+    assert f"{holder.name} is already on that floor (one unit per floor)" in refused

@@ -59,14 +59,28 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
         return campaign
 
 
-def start_session(*, campaign_id, user, name="", weather=None, table=None):
+class AlreadySetUp(ActionRefused):
+    """The session a form was for is set up already: the form was sent twice, or from another tab."""
+
+    def __init__(self, battle):
+        super().__init__("number", battle.session_number, f"Session {battle.session_number} is already set up (the "
+                                                          "form was sent twice, or from another tab): here it is.")
+        self.battle = battle
+
+
+def start_session(*, campaign_id, user, name="", weather=None, table=None, number=None):
     """A new battle on the campaign's ground as it stands: damage, rubble, fires (out, unless the
     campaign keeps them burning), bunker crews with their losses, penetrating hits, pins and rout (a
     bunker keeps its pinned, half-dead crew); every army's roster with its losses, the units' pins,
-    Down and activations cleared. On `table` (width, depth), by default the last session's."""
+    Down and activations cleared. On `table` (width, depth), by default the last session's.
+    `number` is the session the form offered to set up: if that one exists now, AlreadySetUp."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "start a session")
+        if number is not None:
+            done = campaign.battles.filter(session_number=number).first()
+            if done is not None:
+                raise AlreadySetUp(done)
         open_battle = campaign.battles.exclude(status=BattleStatus.FINISHED).first()
         if open_battle is not None and campaign.single_open_battle:
             raise ActionRefused("campaign", campaign.pk,

@@ -31,6 +31,8 @@ class StartSessionForm(forms.Form):
     name = forms.CharField(max_length=120, required=False, label="Name",
                            help_text="Leave empty for “campaign — session N”")
     weather = forms.ChoiceField(choices=Weather.choices, label="Weather")
+    # The session number the page offered: a second send of the same form finds it set up.
+    number = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1)
 
 
 class FinishForm(forms.Form):
@@ -146,12 +148,16 @@ def session_start(request, campaign):
         return not_done(request, campaign, first_error(form), start_form=form)
     try:
         battle = services.start_session(campaign_id=campaign.pk, user=request.user, name=form.cleaned_data["name"],
-                                        weather=form.cleaned_data["weather"])
+                                        weather=form.cleaned_data["weather"], number=form.cleaned_data["number"])
+    except services.AlreadySetUp as done:
+        battle = done.battle
+        messages.info(request, done.message)
     except rules.ActionRefused as error:
         return not_done(request, campaign, error.message, start_form=form)
+    else:
+        messages.success(request, f"Session {battle.session_number} is set up from the campaign's ground and "
+                                  "rosters. Start the battle when the table is ready.")
     url = reverse("battle", args=[battle.pk])
-    messages.success(request, f"Session {battle.session_number} is set up from the campaign's ground and rosters. "
-                              "Start the battle when the table is ready.")
     return htmx_redirect(url) if request.htmx else see_other(url)
 
 

@@ -83,7 +83,8 @@ def campaign_context(request, campaign, **forms):
             discardable=battles[-1] if battles and battles[-1].status == BattleStatus.SETUP
             and battles[-1].session_number == max(b.session_number or 0 for b in battles) else None,
         ),
-        "start_form": forms.get("start_form") or sv.StartSessionForm(initial={"weather": campaign.weather}),
+        "start_form": forms.get("start_form") or sv.StartSessionForm(
+            initial={"weather": campaign.weather, "number": next_number}),
         "reopen_form": forms.get("reopen_form") or sv.ReopenForm(),
         "settings_form": forms.get("settings_form") or sv.SettingsForm(instance=campaign),
         "members": permissions.club_members(campaign.club_id) if organiser else [],

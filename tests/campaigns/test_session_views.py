@@ -85,6 +85,31 @@ def test_a_second_open_battle_is_allowed_when_the_campaign_allows_it(client, dem
     assert Battle.objects.filter(campaign=demo.campaign).exclude(status=BattleStatus.FINISHED).count() == 2
 
 
+@pytest.mark.parametrize("single_open_battle", [True, False])
+@pytest.mark.parametrize("htmx", [False, True])
+def test_the_same_start_form_sent_twice_sets_up_one_session(client, demo, single_open_battle, htmx):
+    """A double tap without JavaScript, or the form sent again from another tab: the page offered
+    session 2, and the second send lands on session 2 instead of setting up a third (or being
+    refused as if someone else's session were in the way)."""
+    from tests.structures.test_sheet_editor import form_data
+
+    finish_first_session(demo)
+    Campaign.objects.filter(pk=demo.campaign.pk).update(single_open_battle=single_open_battle)
+    data = form_data(signed(client, demo.organiser).get(campaign_url(demo)), "start-session")
+    assert data["number"] == "2"
+    first = client.post(reverse("campaign_session_start", args=[demo.campaign.pk]), data)
+    again = client.post(reverse("campaign_session_start", args=[demo.campaign.pk]), data, **(HTMX if htmx else {}))
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    assert first.status_code == 303 and first["Location"] == reverse("battle", args=[two.pk])
+    if htmx:
+        assert again.status_code == 200 and again["HX-Redirect"] == reverse("battle", args=[two.pk])
+    else:
+        assert again.status_code == 303 and again["Location"] == reverse("battle", args=[two.pk])
+    assert messages_of(again)[-1] == ("Session 2 is already set up (the form was sent twice, or from another tab): "
+                                      "here it is.")
+    assert Battle.objects.filter(campaign=demo.campaign).count() == 2
+
+
 def test_bad_weather_is_refused_next_to_the_form(client, demo):
     finish_first_session(demo)
     before = state(demo)

@@ -124,6 +124,18 @@ def test_two_clubs_of_the_same_name_at_once_get_two_addresses(demo):
     assert all(c.memberships.get().user == demo.designer for c in Club.objects.filter(name="Twins"))
 
 
+def test_setting_up_the_next_session_from_two_tabs_at_once_sets_up_one(demo):
+    from apps.battles.models import Battle
+
+    campaign = Campaign.objects.get(club=demo.club)
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    answers = twice(demo.organiser, reverse("campaign_session_start", args=[campaign.pk]),
+                    {"name": "", "weather": "clear", "number": "2"})
+    two = Battle.objects.get(campaign=campaign, session_number=2)
+    assert [a["Location"] for a in answers] == [reverse("battle", args=[two.pk])] * 2
+    assert campaign.battles.count() == 2
+
+
 # ---------------------------------------------------------------------------------- the scenario builder
 
 def test_adding_the_same_force_from_two_tabs_adds_one_and_says_why_in_the_other(demo):

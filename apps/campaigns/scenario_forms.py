@@ -527,6 +527,9 @@ class StartBattleForm(forms.Form):
     status = forms.ChoiceField(choices=[(BattleStatus.SETUP, "Setting up (players still deploying)"),
                                         (BattleStatus.IN_PROGRESS, "In progress (turn 1 starts now)")],
                                initial=BattleStatus.SETUP)
+    # The newest battle started from the scenario when the page was drawn (0: none): a second send of
+    # the same form finds a newer one and goes to it instead of starting another.
+    after = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     def __init__(self, *args, **kwargs):
         # Its own ids: the scenario's settings form on the same page has a "name" too.

@@ -205,7 +205,8 @@ def builder_context(request, scenario, **overrides):
         "new_army_form": overrides.get("new_army_form") or (
             ArmyForm(scenario=scenario, prefix="newarmy") if len(sides) < 2 else None),
         "start_form": overrides.get("start_form") or StartBattleForm(initial={
-            "name": campaign_services.with_suffix(scenario.name, f" — {timezone.localdate():%d %b %Y}")}),
+            "name": campaign_services.with_suffix(scenario.name, f" — {timezone.localdate():%d %b %Y}"),
+            "after": newest_battle_id(scenario)}),
         "campaign_form": overrides.get("campaign_form") or StartCampaignForm(
             club=scenario.club, prefix="campaign",
             initial={"name": campaign_services.with_suffix(scenario.name, " campaign")}),
@@ -551,6 +552,10 @@ def unit_delete(request, pk, uid):
 
 # ---------------------------------------------------------------------------------- battle, files, print
 
+def newest_battle_id(scenario):
+    return scenario.battles.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
 @login_required
 @require_POST
 @one_writer
@@ -563,6 +568,13 @@ def scenario_start(request, pk):
     form = StartBattleForm(request.POST)
     if not form.is_valid():
         return builder_with_errors(request, scenario, start_form=form)
+    seen, newest = form.cleaned_data["after"], newest_battle_id(scenario)
+    if seen is not None and newest > seen:  # under the scenario's lock (one_writer): the second of two sends
+        started = Battle.objects.get(pk=newest)
+        messages.info(request, f"{started.name} was started from this scenario after the page was opened (the form "
+                               "was sent twice, or from another tab): here it is. To start another, start it again "
+                               "from the scenario.")
+        return redirect("battle", pk=started.pk)
     with transaction.atomic():
         battle = Battle.objects.create(
             club=scenario.club, scenario=scenario, name=form.cleaned_data["name"], status=form.cleaned_data["status"],

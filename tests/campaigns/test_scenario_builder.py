@@ -489,6 +489,27 @@ def test_organisers_start_a_battle_from_a_copy_and_the_scenario_stays_unchanged(
     assert Battle.objects.filter(scenario=scenario).count() == 3  # the demo's own, and these two
 
 
+def test_the_start_form_sent_twice_starts_one_battle_and_the_second_send_lands_on_it(client, demo):
+    """A double tap on "Start the battle" (a plain form), or the same page's form sent from another tab:
+    the second send goes to the battle the first started. Starting another is sending the form again
+    from the scenario, whose page now knows that battle."""
+    from tests.structures.test_sheet_editor import form_data
+
+    scenario, url = demo.village, reverse("scenario_start", args=[demo.village.pk])
+    data = form_data(signed_in(client, demo.organiser).get(reverse("scenario", args=[scenario.pk])), None)
+    data = {k: v for k, v in data.items() if k in ("name", "status", "after")}
+    assert data["after"] == str(Battle.objects.filter(scenario=scenario).latest("pk").pk)
+    first, again = client.post(url, data), client.post(url, data)
+    started = Battle.objects.filter(scenario=scenario).latest("pk")
+    assert first["Location"] == again["Location"] == reverse("battle", args=[started.pk])
+    assert Battle.objects.filter(scenario=scenario).count() == 2  # the demo's own and this one
+    assert "was started from this scenario after the page was opened" in body(client.get(again["Location"]))
+    data = form_data(client.get(reverse("scenario", args=[scenario.pk])), None)
+    data = {k: v for k, v in data.items() if k in ("name", "status", "after")}
+    assert client.post(url, data).status_code == 302
+    assert Battle.objects.filter(scenario=scenario).count() == 3
+
+
 def test_a_new_scenario_to_a_battle(client, demo, hill):
     """Done when: author a bunker from the blank card, place it in a new scenario, start a battle."""
     signed_in(client, demo.designer)

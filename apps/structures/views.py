@@ -365,6 +365,10 @@ def sheet_edit(request, pk):
     # Someone saved since this form was opened: show both, save nothing. The form now carries the
     # new version, so saving again (having seen theirs) is a deliberate overwrite.
     current = BunkerSheet.objects.select_related("club").get(pk=sheet.pk)
+    if not differences(editor.body, sheet_body(current)):
+        # What was saved is what this form holds: the same form sent twice (a double tap), not a conflict.
+        messages.success(request, f"Saved {editor.body['name']} (version {current.version}).")
+        return redirect("sheet_edit", pk=sheet.pk)
     data = request.POST.copy()
     data["version"] = str(current.version)
     editor = SheetEditor(current, data)

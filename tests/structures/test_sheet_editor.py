@@ -285,6 +285,19 @@ def test_saving_over_someone_elses_change_is_a_conflict_not_an_overwrite(client,
     assert world.sheet.name == "Dora's Loghouse" and world.sheet.version == 3
 
 
+def test_the_same_save_sent_twice_is_saved_not_a_conflict(client, world):
+    """A double tap on Save: the second send carries the version the first replaced, and holds what
+    it saved. It is told the sheet is saved, not shown a conflict with itself."""
+    mine = editor(client, world.designer, world.sheet)
+    mine["name"] = "Dora's Loghouse"
+    assert save(client, world.sheet, mine).status_code == 302
+    again = save(client, world.sheet, mine)
+    assert again.status_code == 302 and again["Location"] == reverse("sheet_edit", args=[world.sheet.pk])
+    assert "Saved Dora&#x27;s Loghouse (version 2)." in body(client.get(again["Location"]))
+    world.sheet.refresh_from_db()
+    assert world.sheet.name == "Dora's Loghouse" and world.sheet.version == 2
+
+
 # ---------------------------------------------------------------------------------- clone, new, print
 
 def test_clone_a_library_sheet_into_my_club(client, world):

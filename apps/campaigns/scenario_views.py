@@ -244,8 +244,9 @@ def scenario_settings(request, pk):
         if seen is not None:
             query = query.filter(version=seen)
         saved = query.update(**fields, version=F("version") + 1, updated_at=timezone.now())
-    if not saved:
-        current = Scenario.objects.get(pk=scenario.pk)
+    current = None if saved else Scenario.objects.get(pk=scenario.pk)
+    # A newer version holding exactly these settings is this same form sent twice (a double tap): saved.
+    if current is not None and any(getattr(current, name) != value for name, value in fields.items()):
         messages.error(request, f"Someone else changed this scenario's settings meanwhile (now version "
                                 f"{current.version}); yours were not saved. Their settings are shown: "
                                 "change them again if needed.")

@@ -105,6 +105,20 @@ def test_settings_save_and_refuse_a_table_too_small_for_the_ground(client, demo)
     assert scenario.weather == "mist"
 
 
+def test_the_same_settings_sent_twice_are_saved_not_called_someone_elses_change(client, demo):
+    """A double tap on Save: the second send carries the version the first replaced, but nobody else
+    changed anything, so it is not told its settings were lost."""
+    scenario = demo.village
+    data = {"name": scenario.name, "description": "x", "table_width": "72", "table_depth": "48", "ruleset": "lg",
+            "damage_variant": "2", "weather": "mist", "version": str(scenario.version)}
+    url = reverse("scenario_settings", args=[scenario.pk])
+    signed_in(client, demo.designer).post(url, data)
+    html = body(client.post(url, data, follow=True))
+    assert "Settings saved." in html and "Someone else" not in html
+    scenario.refresh_from_db()
+    assert (scenario.weather, scenario.version) == ("mist", 2)
+
+
 def test_a_smaller_table_must_still_hold_every_footprint(client, demo, hill):
     """A house 8″ wide centred at x 40: its centre fits on a 42″ table, its walls do not."""
     add(client, hill, "house-stone-1")

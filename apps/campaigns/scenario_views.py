@@ -212,6 +212,7 @@ def builder_context(request, scenario, **overrides):
             initial={"name": campaign_services.with_suffix(scenario.name, " campaign")}),
         "sheets_used": sorted({s.sheet for s in structures if s.sheet_id}, key=lambda sh: sh.name),
         "blueprints": blueprints.BLUEPRINTS,
+        "map_problem": overrides.get("map_problem", ""),
         **map_pieces(scenario, structures, armies),
     }
     return context
@@ -335,7 +336,7 @@ def structure_move(request, pk, sid):
                     prefix=None if drag else f"s{structure.pk}")
     if not form.is_valid():
         if drag:
-            return render(request, "scenarios/builder.html#map", builder_context(request, scenario), status=400)
+            return refused_drag(request, scenario, form)
         return builder_with_errors(request, scenario, move_forms={structure.pk: form})
     Structure.objects.filter(pk=structure.pk).update(x=form.cleaned_data["x"], y=form.cleaned_data["y"])
     if drag:
@@ -345,6 +346,14 @@ def structure_move(request, pk, sid):
     messages.success(request, f"{structure.name} now stands at ({number(form.cleaned_data['x'])}″, "
                               f"{number(form.cleaned_data['y'])}″).")
     return back_to(scenario, f"structure-{structure.pk}")
+
+
+def refused_drag(request, scenario, form):
+    """The map as it stands, its status line saying why the drag was not saved (designer.js swaps it
+    in: the piece goes back where it stands)."""
+    problem = next((e for errors in form.errors.values() for e in errors), "")
+    return render(request, "scenarios/builder.html#map", builder_context(request, scenario, map_problem=problem),
+                  status=400)
 
 
 def floor_levels(structure, count, roof):
@@ -534,8 +543,10 @@ def unit_move(request, pk, uid):
     scenario = editable_scenario(request, pk)
     unit = scenario_unit(scenario, uid)
     form = MoveForm(request.POST, scenario=scenario, snap=True)
-    if not form.is_valid() or unit.floor_id:
-        return render(request, "scenarios/builder.html#map", builder_context(request, scenario), status=400)
+    if unit.floor_id:
+        form.add_error(None, f"{unit.name} is in a structure: choose where it stands on its own page")
+    if not form.is_valid():
+        return refused_drag(request, scenario, form)
     Unit.objects.filter(pk=unit.pk).update(x=form.cleaned_data["x"], y=form.cleaned_data["y"])
     return render(request, "scenarios/builder.html#map", builder_context(request, scenario))
 

@@ -43,6 +43,15 @@
     if (line) { line.textContent = text; }
   }
 
+  // Where a piece stood before this drag or these arrow keys: it goes back there if the server does
+  // not save the move.
+  function remember(piece) {
+    if (piece.dataset.fromX === undefined) {
+      piece.dataset.fromX = piece.dataset.x;
+      piece.dataset.fromY = piece.dataset.y;
+    }
+  }
+
   function send(piece) {
     var x = piece.dataset.x, y = piece.dataset.y;
     status("Placing at (" + x + "″, " + y + "″)…");
@@ -59,6 +68,7 @@
     var start = svgPoint(svg, event);
     if (!start) { return; }
     event.preventDefault();
+    remember(piece);
     piece.setPointerCapture(event.pointerId);
     drag = {
       piece: piece, svg: svg, moved: false,
@@ -98,6 +108,7 @@
     var step = KEYS[event.key];
     if (!piece || !step) { return; }
     event.preventDefault();
+    remember(piece);
     var table = bounds(piece.ownerSVGElement);
     place(piece, clamp(parseFloat(piece.dataset.x) + step[0] * SNAP, 0, table.w),
           clamp(parseFloat(piece.dataset.y) + step[1] * SNAP, 0, table.d));
@@ -116,6 +127,29 @@
       if (again) { again.focus(); }
     });
   });
+
+  // A refused move (400) comes back as the map as it stands, its status line saying why: swap it in
+  // like a saved one. Any other failure (the piece removed in another tab, the server or the network
+  // down) leaves the map as it was drawn: put the piece back and say so, instead of leaving it where
+  // it was dropped with "Placing at…" as if it were on its way.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.xhr.status === 400 && event.detail.target && event.detail.target.id === "scenario-map") {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+  function notPlaced(event) {
+    var piece = event.detail.elt;
+    if (!piece || !piece.dataset || piece.dataset.moveUrl === undefined || piece.dataset.fromX === undefined) { return; }
+    place(piece, piece.dataset.fromX, piece.dataset.fromY);
+    delete piece.dataset.fromX;
+    delete piece.dataset.fromY;
+    status("Not placed: the scenario may have changed in another tab, or the server did not answer. " +
+           "Reload the page and try again.");
+  }
+  document.addEventListener("htmx:responseError", notPlaced);
+  document.addEventListener("htmx:sendError", notPlaced);
+  document.addEventListener("htmx:timeout", notPlaced);
 
   document.addEventListener("DOMContentLoaded", function () {
     showPrintButtons(document);

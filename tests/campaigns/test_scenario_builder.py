@@ -239,6 +239,7 @@ def test_the_drag_endpoint_snaps_to_half_inches_and_returns_the_map(client, demo
 
     response = client.post(url, {"x": "60", "y": "1"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 400
+    assert "Not placed: The table is 48″ wide: enter 0 to 48." in text_of(response, "map-status")
     hole.refresh_from_db()
     assert hole.x == Decimal("13.5")
 
@@ -733,6 +734,49 @@ def test_drag_a_structure_on_the_map(browser, live_server):
         page.keyboard.press("ArrowRight")
     barn.refresh_from_db()
     assert barn.x == before + Decimal("0.5")
+    assert problems == []
+    page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_drag_that_is_not_saved_puts_the_piece_back_and_says_why(browser, live_server):
+    """Dropped with its walls off the table, the piece goes back where it stands and the map says why;
+    dragged after another tab removed it, it goes back too and the map says to reload. Before, the
+    piece stayed where it was dropped, "Placing at…" for ever, though nothing was saved."""
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    barn = scenario.structures.get(name="Thatched barn")
+    move_url = reverse("scenario_structure_move", args=[scenario.pk, barn.pk])
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
+    expect = pytest.importorskip("playwright.sync_api").expect
+    piece = page.locator(f'.map [data-move-url="{move_url}"]')
+    stood = (piece.get_attribute("data-x"), piece.get_attribute("data-y"))
+
+    def drag_to_the_left_edge():
+        box = piece.locator("rect").bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(page.locator("svg.map").bounding_box()["x"] + 1, y, steps=8)
+        with page.expect_response(lambda r: r.url.endswith(move_url)) as answer:
+            page.mouse.up()
+        return answer.value.status
+
+    assert drag_to_the_left_edge() == 400
+    expect(page.locator("#map-status")).to_contain_text("Not placed: Thatched barn would hang off the table")
+    assert (piece.get_attribute("data-x"), piece.get_attribute("data-y")) == stood
+    barn.refresh_from_db()
+    assert (barn.x, barn.y) == (Decimal(stood[0]), Decimal(stood[1]))
+
+    barn.delete()  # another tab removes it
+    assert drag_to_the_left_edge() == 404
+    expect(page.locator("#map-status")).to_contain_text("Not placed: the scenario may have changed in another tab")
+    assert (piece.get_attribute("data-x"), piece.get_attribute("data-y")) == stood
     assert problems == []
     page.close()
 

@@ -1,6 +1,8 @@
 """Forms of the scenario builder: the scenario's settings, a structure with its floors, openings and
 connections, placing on the map, deployment zones, the two forces and starting a battle."""
 
+import hashlib
+import json
 import math
 from decimal import Decimal
 
@@ -8,13 +10,13 @@ from django import forms
 from django.db.models import Q
 from django.forms import formset_factory
 
-from apps.armies.models import Army, Side as ArmySide, Unit, UnitKind, Weapon
+from apps.armies.models import Army, Side as ArmySide, Unit, UnitKind, UnitWeapon, Weapon
 from apps.battles.models import BattleStatus
 from apps.campaigns.formats import SMALL
 from apps.campaigns.models import Scenario
 from apps.structures import blueprints
 from apps.structures.formats import number
-from apps.structures.models import BunkerSheet, Material, OpeningKind, Side, Structure
+from apps.structures.models import BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure
 
 SHEET_KINDS = {"bunker", "fort", "pillbox", "strongpoint", "weapon_turret", "weapon_emplacement"}
 HALF = Decimal("0.5")
@@ -215,7 +217,44 @@ def footprint_reach(width, depth, rotation):
     return (Decimal(str(round(across, 2))), Decimal(str(round(down, 2))))
 
 
-class StructureForm(forms.ModelForm):
+def state_of(*parts):
+    """A short digest of what a page showed of a row and its children."""
+    return hashlib.sha256(json.dumps(parts, default=str, sort_keys=True).encode()).hexdigest()[:32]
+
+
+class SeenState:
+    """For a form that saves a whole row (and its children) as the page showed it: `seen` carries the
+    row's state when the page was drawn. Saved after another tab or designer changed it (a drag on the
+    map, their own save), the form would silently put back everything they changed; instead the view
+    undoes the save and the form says so, now carrying the new state, so saving again is a deliberate
+    overwrite (as the sheet editor does). A save that changes nothing (the same form sent twice) is
+    no overwrite. The view runs under the scenario's lock (one_writer)."""
+
+    CHANGED = ("{name} was changed since this page was opened (in another tab, or by another designer), so nothing "
+               "was saved. Save again to put what this form holds over that change, or reload the page to see it.")
+
+    def remember_state(self):
+        self.fields["seen"] = forms.CharField(widget=forms.HiddenInput, required=False)
+        self.state = self.current_state() if self.instance.pk else ""
+        self.name_seen = self.instance.name  # validating the form changes the instance's
+        self.fields["seen"].initial = self.state
+        self.changed_meanwhile = False
+
+    def check_state(self):
+        seen = self.cleaned_data.get("seen")
+        self.changed_meanwhile = bool(self.instance.pk and seen and seen != self.state)
+
+    def would_overwrite(self):
+        """After the save, in its transaction: did it change a row someone else had changed meanwhile?"""
+        return self.changed_meanwhile and self.current_state() != self.state
+
+    def refuse_overwrite(self):
+        self.add_error(None, self.CHANGED.format(name=self.name_seen))
+        self.data = self.data.copy()
+        self.data[self.add_prefix("seen")] = self.state
+
+
+class StructureForm(SeenState, forms.ModelForm):
     floor_count = forms.IntegerField(label="Floors", min_value=0, max_value=20,
                                      help_text="Storeys from the ground floor up (0 for a foxhole with no floor)")
     flat_roof = forms.BooleanField(label="Accessible flat roof on top", required=False)
@@ -251,9 +290,19 @@ class StructureForm(forms.ModelForm):
             floors = list(self.instance.floors.all())
             self.fields["floor_count"].initial = len([f for f in floors if not f.is_roof])
             self.fields["flat_roof"].initial = any(f.is_roof for f in floors)
+        self.remember_state()
+
+    def current_state(self):
+        s = self.instance
+        return state_of(
+            list(Structure.objects.filter(pk=s.pk).values(*[f for f in self.Meta.fields if f != "connections"])),
+            sorted(s.connections.values_list("pk", flat=True)),
+            list(Floor.objects.filter(structure=s).order_by("level").values_list("level", "is_roof")),
+            sorted(Opening.objects.filter(floor__structure=s).values_list("floor__level", "side", "kind", "count")))
 
     def clean(self):
         data = super().clean()
+        self.check_state()
         for name, limit in (("x", self.scenario.table_width), ("y", self.scenario.table_depth)):
             if data.get(name) is not None and not 0 <= data[name] <= limit:
                 self.add_error(name, f"The table is {number(limit)}″: enter 0 to {number(limit)}")
@@ -407,7 +456,7 @@ class ArmyForm(forms.ModelForm):
         self.fields["owner"].empty_label = "Nobody yet (organisers act for it)"
 
 
-class UnitForm(forms.ModelForm):
+class UnitForm(SeenState, forms.ModelForm):
     place = forms.ChoiceField(label="Where", required=False,
                               help_text="On a floor of a structure, at a point on the table, or not placed yet")
     x = inches("x (from the left edge)", required=False)
@@ -435,9 +484,16 @@ class UnitForm(forms.ModelForm):
             elif self.instance.x is not None:
                 self.fields["place"].initial = "point"
             self.fields["x"].initial, self.fields["y"].initial = number(self.instance.x), number(self.instance.y)
+        self.remember_state()
+
+    def current_state(self):
+        u = self.instance
+        return state_of(list(Unit.objects.filter(pk=u.pk).values(*self.Meta.fields, "floor_id", "x", "y")),
+                        sorted(UnitWeapon.objects.filter(unit=u).values_list("weapon_id", "count")))
 
     def clean(self):
         data = super().clean()
+        self.check_state()
         place = data.get("place") or ""
         if data.get("tank_class") and data.get("kind") != UnitKind.VEHICLE:
             self.add_error("tank_class", "Only vehicles have a tank class")

@@ -397,22 +397,38 @@ def structure_edit(request, pk, sid):
         form.add_error("flat_roof", "A flat roof has no windows or doors: move those openings to a floor")
         return render(request, "scenarios/structure.html", {
             "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
-    with transaction.atomic():
-        structure = form.save()
-        existing = {f.level: f for f in structure.floors.all()}
-        for level, floor in existing.items():
-            if level >= levels:
-                floor.delete()
-        for level in range(levels):
-            floor = existing.get(level) or Floor(structure=structure, level=level)
-            floor.is_roof = level == roof_level
-            floor.save()
-            existing[level] = floor
-        Opening.objects.filter(floor__structure=structure).delete()
-        Opening.objects.bulk_create([Opening(floor=existing[o["level"]], side=o["side"], kind=o["kind"],
-                                             count=o.get("count") or 1) for o in wanted])
+    try:
+        with transaction.atomic():
+            structure = save_structure(form, levels, roof_level, wanted)
+    except Overwrite:
+        form.refuse_overwrite()
+        return render(request, "scenarios/structure.html", {
+            "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=409)
     messages.success(request, f"Saved {structure.name}.")
     return back_to(scenario, f"structure-{structure.pk}")
+
+
+class Overwrite(Exception):
+    """Raised inside a save's transaction to take it back: it would overwrite another tab's change."""
+
+
+def save_structure(form, levels, roof_level, wanted):
+    structure = form.save()
+    existing = {f.level: f for f in structure.floors.all()}
+    for level, floor in existing.items():
+        if level >= levels:
+            floor.delete()
+    for level in range(levels):
+        floor = existing.get(level) or Floor(structure=structure, level=level)
+        floor.is_roof = level == roof_level
+        floor.save()
+        existing[level] = floor
+    Opening.objects.filter(floor__structure=structure).delete()
+    Opening.objects.bulk_create([Opening(floor=existing[o["level"]], side=o["side"], kind=o["kind"],
+                                         count=o.get("count") or 1) for o in wanted])
+    if form.would_overwrite():
+        raise Overwrite
+    return structure
 
 
 @login_required
@@ -506,15 +522,21 @@ def save_unit(request, scenario, army, unit=None):
     weapons = UnitWeaponFormSet(request.POST, prefix="weapons", initial=initial, ruleset=scenario.ruleset)
     if not (form.is_valid() and weapons.is_valid()):
         return unit_page(request, scenario, form, weapons, unit, army, status=400)
-    with transaction.atomic():
-        unit = form.save(commit=False)
-        unit.army = army
-        unit.save()
-        unit.unit_weapons.all().delete()
-        UnitWeapon.objects.bulk_create([
-            UnitWeapon(unit=unit, weapon=d["weapon"], count=d.get("count") or 1)
-            for d in (f.cleaned_data for f in weapons.forms) if d and d.get("weapon") and not d.get("DELETE")
-        ])
+    try:
+        with transaction.atomic():
+            unit = form.save(commit=False)
+            unit.army = army
+            unit.save()
+            unit.unit_weapons.all().delete()
+            UnitWeapon.objects.bulk_create([
+                UnitWeapon(unit=unit, weapon=d["weapon"], count=d.get("count") or 1)
+                for d in (f.cleaned_data for f in weapons.forms) if d and d.get("weapon") and not d.get("DELETE")
+            ])
+            if form.would_overwrite():
+                raise Overwrite
+    except Overwrite:
+        form.refuse_overwrite()
+        return unit_page(request, scenario, form, weapons, unit, army, status=409)
     messages.success(request, f"Saved {unit.name}.")
     return back_to(scenario, f"army-{army.pk}")
 

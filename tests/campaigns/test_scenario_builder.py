@@ -310,6 +310,64 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     assert Opening.objects.filter(floor__structure=house).count() == before
 
 
+def test_saving_a_structure_page_opened_before_another_tab_moved_it_does_not_put_it_back(client, demo):
+    """Tab A opens the barn's page; tab B drags the barn on the map; tab A renames it and saves. Its form
+    still holds the old place: saved, it would have moved the barn back without a word. Nothing is
+    saved, A is told why, and saving again (now knowingly) keeps what A's form holds."""
+    from django.test import Client
+
+    scenario = demo.village
+    barn = scenario.structures.get(name="Thatched barn")
+    url = reverse("scenario_structure", args=[scenario.pk, barn.pk])
+    mine = form_data(signed_in(client, demo.designer).get(url), None)
+    other = signed_in(Client(), demo.organiser)
+    assert other.post(reverse("scenario_structure_move", args=[scenario.pk, barn.pk]),
+                      {"x": "30", "y": "20"}, HTTP_HX_REQUEST="true").status_code == 200
+
+    mine["name"] = "Red barn"
+    response = client.post(url, mine)
+    assert response.status_code == 409
+    assert "Thatched barn was changed since this page was opened (in another tab, or by another designer), so " \
+           "nothing was saved." in body(response)
+    barn.refresh_from_db()
+    assert (barn.name, barn.x, barn.y) == ("Thatched barn", 30, 20)
+
+    again = form_data(response, None)
+    assert again["name"] == "Red barn" and again["seen"] != mine["seen"]
+    assert client.post(url, again).status_code == 302
+    barn.refresh_from_db()
+    assert barn.name == "Red barn" and (barn.x, barn.y) == (Decimal(mine["x"]), Decimal(mine["y"]))
+    # Nobody else changed it since: a plain save, and the same form sent twice (a double tap) is no conflict.
+    again = form_data(client.get(url), None)
+    again["name"] = "Old barn"
+    assert client.post(url, again).status_code == 302
+    assert client.post(url, again).status_code == 302
+    barn.refresh_from_db()
+    assert barn.name == "Old barn"
+
+
+def test_saving_a_unit_page_opened_before_another_tab_dragged_it_does_not_put_it_back(client, demo):
+    from django.test import Client
+
+    scenario = demo.village
+    unit = Unit.objects.filter(army__scenario=scenario, x__isnull=False).order_by("pk").first()
+    url = reverse("scenario_unit", args=[scenario.pk, unit.pk])
+    mine = form_data(signed_in(client, demo.designer).get(url), None)
+    other = signed_in(Client(), demo.organiser)
+    assert other.post(reverse("scenario_unit_move", args=[scenario.pk, unit.pk]), {"x": "3", "y": "4"},
+                      HTTP_HX_REQUEST="true").status_code == 200
+    mine["models_start"] = "7"
+    response = client.post(url, mine)
+    assert response.status_code == 409 and f"{unit.name} was changed since this page was opened" in body(response)
+    unit.refresh_from_db()
+    assert (unit.x, unit.y) == (3, 4) and unit.models_start != 7
+    # Sent twice (a double tap), the form that now knows of the drag saves once, without a conflict.
+    again = form_data(response, None)
+    assert client.post(url, again).status_code == client.post(url, again).status_code == 302
+    unit.refresh_from_db()
+    assert unit.models_start == 7 and (unit.x, unit.y) == (Decimal(mine["x"]), Decimal(mine["y"]))
+
+
 def test_the_structure_form_keeps_the_whole_footprint_on_the_table(client, demo, hill):
     """As when it is placed: a centre on the table is not enough, the footprint must be, at its
     size and rotation. Nothing is saved when it would hang off."""

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from apps.campaigns.models import (INVITE_ALPHABET, INVITE_CODE_LENGTH, Club, Invite, Role, SignInFailure)
+from apps.campaigns.models import (INVITE_ALPHABET, INVITE_CODE_LENGTH, Club, Invite, Membership, Role, SignInFailure)
 
 # Sign-in throttle -------------------------------------------------------------------------------
 
@@ -165,10 +165,27 @@ class SignUpForm(UserCreationForm):
 # Clubs ------------------------------------------------------------------------------------------
 
 class ClubForm(forms.ModelForm):
+    # The newest club the user belonged to when the page was drawn: a second send of the same form
+    # (a double tap) finds the club the first made, of the same name, and goes to it.
+    after = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+
     class Meta:
         model = Club
         fields = ["name"]
         help_texts = {"name": "You become its organiser; invite the others with a code."}
+
+    @classmethod
+    def for_user(cls, user):
+        newest = Membership.objects.filter(user=user).order_by("-club_id").values_list("club_id", flat=True).first()
+        return cls(initial={"after": newest or 0})
+
+    def made_meanwhile(self, user):
+        """The club a first send of this same form made, if this is the second (call under the new-club lock)."""
+        after = self.cleaned_data.get("after")
+        if after is None:
+            return None
+        return (Club.objects.filter(pk__gt=after, name=self.cleaned_data["name"], memberships__user=user,
+                                    memberships__role=Role.ORGANISER).order_by("-pk").first())
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

@@ -48,17 +48,23 @@ def club_url(club, anchor=""):
 def club_list(request):
     memberships = permissions.memberships(request.user).select_related("club").order_by("club__name")
     return render(request, "clubs/list.html", {
-        "memberships": memberships, "club_form": ClubForm(), "join_form": JoinForm(),
+        "memberships": memberships, "club_form": ClubForm.for_user(request.user), "join_form": JoinForm(),
     })
 
 
 @login_required
 def club_new(request):
-    form = ClubForm(request.POST or None)
+    form = ClubForm(request.POST) if request.method == "POST" else ClubForm.for_user(request.user)
     if request.method == "POST" and form.is_valid():
         with transaction.atomic():
-            club = Club.objects.create(name=form.cleaned_data["name"], slug=unique_club_slug(form.cleaned_data["name"]))
-            Membership.objects.create(club=club, user=request.user, role=Role.ORGANISER)
+            slug = unique_club_slug(form.cleaned_data["name"])
+            made = form.made_meanwhile(request.user)
+            if made is None:
+                club = Club.objects.create(name=form.cleaned_data["name"], slug=slug)
+                Membership.objects.create(club=club, user=request.user, role=Role.ORGANISER)
+        if made is not None:
+            messages.info(request, f"{made.name} is already made (the form was sent twice): here it is.")
+            return see_other(club_url(made, "invites"))
         messages.success(request, f"{club.name} is yours: you are its organiser. Invite the others below.")
         return see_other(club_url(club, "invites"))
     return render(request, "clubs/new.html", {"form": form}, status=400 if request.method == "POST" else 200)

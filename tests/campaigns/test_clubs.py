@@ -84,6 +84,23 @@ def test_a_club_named_new_gets_its_own_page_not_the_new_club_form(c):
     assert "New" in body(as_(c.newbie).get(reverse("club", args=[club.slug])))
 
 
+def test_the_club_lists_new_club_form_sent_twice_makes_one_club(c):
+    """A double tap on "Create the club" (or the page's form sent again from another tab) lands on the
+    club the first send made; a club of the same name made on purpose later is still made."""
+    from tests.structures.test_sheet_editor import form_data
+
+    client = as_(c.newbie)
+    data = {**form_data(client.get(reverse("club_list")), None), "name": "Home Guard"}
+    data = {k: data[k] for k in ("name", "after")}
+    first, again = client.post(reverse("club_new"), data), client.post(reverse("club_new"), data)
+    club = Club.objects.get(name="Home Guard", memberships__user=c.newbie)
+    assert first["Location"] == again["Location"] == reverse("club", args=[club.slug]) + "#invites"
+    assert "Home Guard is already made (the form was sent twice): here it is." in body(client.get(again["Location"]))
+    data = {**form_data(client.get(reverse("club_new")), None), "name": "Home Guard"}
+    client.post(reverse("club_new"), {k: data[k] for k in ("name", "after")})
+    assert Club.objects.filter(name="Home Guard", memberships__user=c.newbie).count() == 2
+
+
 def test_a_club_needs_a_name(c):
     before = snapshot()
     response = as_(c.newbie).post(reverse("club_new"), {"name": "  ¡¿  "})

@@ -118,10 +118,21 @@ def test_starting_the_same_campaign_from_two_tabs_makes_one_and_says_so_in_the_o
 
 
 def test_two_clubs_of_the_same_name_at_once_get_two_addresses(demo):
+    """Two people (or one in two old tabs whose form does not say which clubs it knew of)."""
     answers = twice(demo.designer, reverse("club_new"), {"name": "Twins"})
     assert statuses(answers) == [303, 303]
     assert sorted(Club.objects.filter(name="Twins").values_list("slug", flat=True)) == ["twins", "twins-2"]
     assert all(c.memberships.get().user == demo.designer for c in Club.objects.filter(name="Twins"))
+
+
+def test_the_new_club_form_sent_twice_at_once_makes_one_club(demo):
+    from tests.structures.test_sheet_editor import form_data
+
+    data = {**form_data(tab(demo.designer).get(reverse("club_new")), None), "name": "Twins"}
+    assert data["after"] == str(demo.club.pk)
+    answers = twice(demo.designer, reverse("club_new"), data)
+    club = Club.objects.get(name="Twins")
+    assert [a["Location"] for a in answers] == [reverse("club", args=[club.slug]) + "#invites"] * 2
 
 
 def test_setting_up_the_next_session_from_two_tabs_at_once_sets_up_one(demo):

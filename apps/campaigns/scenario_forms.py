@@ -143,11 +143,16 @@ class AddStructureForm(forms.Form):
     name = forms.CharField(max_length=120, required=False, help_text="Leave empty for the template's name")
     sheet = forms.ModelChoiceField(queryset=None, required=False, label="Bunker sheet",
                                    help_text="For a bunker or fort: its Disposable Heroes sheet")
+    # The scenario's newest structure when the page was drawn: a second send of the same form (a
+    # double tap) finds the one the first added and goes to it instead of adding another.
+    after = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     def __init__(self, *args, scenario, **kwargs):
         # Its own ids: the settings form on the same page has a "name" too, and a label must find its input.
         super().__init__(*args, auto_id="add_%s", **kwargs)
         self.scenario = scenario
+        if not self.is_bound:
+            self.fields["after"].initial = scenario.structures.order_by("-pk").values_list("pk", flat=True).first() or 0
         self.fields["sheet"].queryset = usable_sheets(scenario)
         if scenario.ruleset == "lg":
             # Bunker sheets are Disposable Heroes' (Bolt Action's bunkers use them for their crews too):
@@ -566,16 +571,33 @@ class StartCampaignForm(forms.Form):
     name = forms.CharField(max_length=120, label="Campaign name")
     fires_persist = forms.BooleanField(required=False, label="Fires keep burning into the next session")
     single_open_battle = forms.BooleanField(required=False, initial=True, label="One open battle at a time")
+    # The club's newest campaign when the page was drawn: a second send of the same form (a double
+    # tap) finds the campaign the first started and goes to it.
+    after = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     def __init__(self, *args, club, **kwargs):
         super().__init__(*args, **kwargs)
         self.club = club
+        if not self.is_bound:
+            self.fields["after"].initial = club.campaigns.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+    def started_meanwhile(self):
+        """The campaign of this name started since the page was drawn: this form's first send, most likely."""
+        after = self.cleaned_data.get("after")
+        if after is None:
+            return None
+        return self.club.campaigns.filter(pk__gt=after, name__iexact=self.cleaned_data.get("name", "")).first()
 
     def clean_name(self):
-        name = self.cleaned_data["name"].strip()
-        if self.club.campaigns.filter(name__iexact=name).exists():  # "operation crossroads" is the same one
-            raise forms.ValidationError(f"{self.club.name} already has a campaign called {name}.")
-        return name
+        return self.cleaned_data["name"].strip()
+
+    def clean(self):
+        data = super().clean()
+        name = data.get("name")
+        # "operation crossroads" is the same one; the one this form's first send started is landed on.
+        if name and not self.started_meanwhile() and self.club.campaigns.filter(name__iexact=name).exists():
+            self.add_error("name", f"{self.club.name} already has a campaign called {name}.")
+        return data
 
 
 class StartBattleForm(forms.Form):

@@ -6,6 +6,7 @@ Every club member may look at a scenario; its organisers and designers change it
 start a battle. Other clubs' scenarios are not found.
 """
 
+import re
 from decimal import Decimal
 from functools import wraps
 
@@ -283,6 +284,15 @@ def free_spot(scenario, width, depth):
     return cx, cy
 
 
+def added_meanwhile(scenario, after, name, kind):
+    """A structure added since the page was drawn as this form would add it (`name`, or `name 2`…)."""
+    if after is None:
+        return None
+    same = re.compile(re.escape(name) + r"( \d+)?")
+    return next((s for s in scenario.structures.filter(pk__gt=after, kind=kind).order_by("pk")
+                 if same.fullmatch(s.name)), None)
+
+
 def build_floors(structure, floors):
     for level, spec in enumerate(floors):
         floor = Floor.objects.create(structure=structure, level=level, is_roof=spec == "roof")
@@ -307,9 +317,13 @@ def structure_add(request, pk):
         form.add_error("blueprint", "The materials of this template are not loaded: run `manage.py demo` once.")
         return builder_with_errors(request, scenario, add_form=form)
     width, depth = Decimal(str(blueprint.width)), Decimal(str(blueprint.depth))
-    x, y = free_spot(scenario, width, depth)
     kind = sheet.kind if sheet and blueprint.kind in ("bunker", "fort") else blueprint.kind
     name = form.cleaned_data["name"].strip() or (sheet.name if sheet else blueprint.label)
+    added = added_meanwhile(scenario, form.cleaned_data["after"], name, kind)
+    if added is not None:  # this form's first send (a double tap), under the scenario's lock
+        messages.info(request, f"{added.name} is already added (the form was sent twice): here it is.")
+        return back_to(scenario, f"structure-{added.pk}")
+    x, y = free_spot(scenario, width, depth)
     with transaction.atomic():
         structure = Structure.objects.create(
             scenario=scenario, name=free_name(scenario, name), kind=kind, wall_material=wall, roof_material=roof,
@@ -633,12 +647,23 @@ def scenario_campaign(request, pk):
     form = StartCampaignForm(request.POST, club=scenario.club, prefix="campaign")
     if not form.is_valid():
         return builder_with_errors(request, scenario, campaign_form=form)
-    try:
-        campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **form.cleaned_data)
-    except ActionRefused as error:  # the same name, started meanwhile from another tab
-        form.add_error("name", error.message)
-        return builder_with_errors(request, scenario, campaign_form=form)
-    messages.success(request, f"{campaign.name} has its own copy of the ground and both forces; session 1 is set up.")
+    fields = {k: v for k, v in form.cleaned_data.items() if k != "after"}
+    # This form's first send (a double tap) may have started it already: land on that one.
+    campaign, started = form.started_meanwhile(), False
+    if campaign is None:
+        try:
+            campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **fields)
+            started = True
+        except ActionRefused as error:  # the same name, started from another tab while this one was checked
+            campaign = form.started_meanwhile()
+            if campaign is None:
+                form.add_error("name", error.message)
+                return builder_with_errors(request, scenario, campaign_form=form)
+    if started:
+        messages.success(request, f"{campaign.name} has its own copy of the ground and both forces; session 1 is "
+                                  "set up.")
+    else:
+        messages.info(request, f"{campaign.name} is already started (the form was sent twice): here it is.")
     # Its own fragment: a browser would otherwise carry the form's #start-campaign over the redirect.
     return see_other(reverse("campaign", args=[campaign.pk]) + "#sessions")
 

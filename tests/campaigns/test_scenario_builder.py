@@ -583,6 +583,40 @@ def test_the_start_form_sent_twice_starts_one_battle_and_the_second_send_lands_o
     assert Battle.objects.filter(scenario=scenario).count() == 3
 
 
+def test_the_add_structure_form_sent_twice_adds_one(client, demo, hill):
+    """A double tap on "Add structure from template": the second send lands on the structure the first
+    added. The page drawn after it adds another of the same template as usual."""
+    url = reverse("scenario", args=[hill.pk])
+    data = {k: v for k, v in form_data(signed_in(client, demo.designer).get(url), None).items()
+            if k in ("blueprint", "name", "after")}
+    data.update(blueprint="barn", name="")  # (the settings form on the page has a "name" too)
+    assert data["after"] == "0"
+    first, again = add(client, hill, **data), add(client, hill, **data)
+    barn = hill.structures.get()
+    assert first["Location"] == again["Location"] == url + f"#structure-{barn.pk}"
+    assert "Barn is already added (the form was sent twice): here it is." in body(client.get(again["Location"]))
+    data = {k: v for k, v in form_data(client.get(url), None).items() if k == "after"}
+    assert add(client, hill, "barn", **data).status_code == 302
+    assert sorted(hill.structures.values_list("name", flat=True)) == ["Barn", "Barn 2"]
+
+
+def test_the_start_campaign_form_sent_twice_starts_one_and_lands_on_it(client, demo):
+    url = reverse("scenario", args=[demo.village.pk])
+    data = {k: v for k, v in form_data(signed_in(client, demo.organiser).get(url), None).items()
+            if k.startswith("campaign-")}
+    data["campaign-name"] = "Twice told"
+    start = reverse("scenario_campaign", args=[demo.village.pk])
+    first, again = client.post(start, data), client.post(start, data)
+    campaign = Campaign.objects.get(name="Twice told")
+    assert first["Location"] == again["Location"] == reverse("campaign", args=[campaign.pk]) + "#sessions"
+    assert "Twice told is already started (the form was sent twice): here it is." in body(client.get(again["Location"]))
+    assert campaign.battles.count() == 1
+    # Sent from a page drawn after it, the same name is refused beside the field.
+    data = {k: v for k, v in form_data(client.get(url), None).items() if k.startswith("campaign-")}
+    response = client.post(start, {**data, "campaign-name": "twice told"})
+    assert response.status_code == 400 and "already has a campaign called twice told" in body(response)
+
+
 def test_a_new_scenario_to_a_battle(client, demo, hill):
     """Done when: author a bunker from the blank card, place it in a new scenario, start a battle."""
     signed_in(client, demo.designer)

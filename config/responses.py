@@ -29,17 +29,14 @@ def permission_denied(request, exception):
     return refused(request, message)
 
 
-NOT_FOUND = ("There is nothing here for you: the address may be mistyped, what it showed may have been deleted, "
-             "or it belongs to a club you are not a member of (any more).")
-
-
 def page_not_found(request, exception):
-    """handler404: the site's layout and a way home, not the server's bare page (a member removed from
-    a club reloads its battle page and lands here). One message for every 404, whatever the view's own
-    said: what is missing and what is another club's must read the same. htmx gets the words alone."""
+    """handler404: the site's layout and a way home (templates/404.html), not the server's bare page (a
+    member removed from a club reloads its battle page and lands here). One message for every 404,
+    whatever the view's own said: what is missing and what is another club's must read the same. htmx
+    gets the words alone."""
     if getattr(request, "htmx", False):
         return HttpResponseNotFound("Not found: reload the page.", content_type="text/plain; charset=utf-8")
-    return refused(request, NOT_FOUND, status=404, title="Not found")
+    return render(request, "404.html", status=404)
 
 
 def bad_request(request, exception):

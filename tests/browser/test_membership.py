@@ -30,7 +30,7 @@ def test_a_player_removed_mid_battle_loses_the_battle_screen_at_the_next_poll(li
     # Nothing happened in the battle itself: the sides he gave up are what tells his phone.
     expect(bob.locator("h1")).to_have_text("Not found", timeout=POLL_WAIT_MS)
     expect(bob.locator(".site-header .brand")).to_be_visible()
-    expect(bob.locator("main")).to_contain_text("belongs to a club you are not a member of (any more)")
+    expect(bob.locator("main")).to_contain_text("belongs to a club you are not a member of")
     # The refused poll and the page's own 404 are the only failed loads on his phone.
     problems = watch.problems.items
     expected = [p for p in problems if p.startswith("bob console error: Failed to load resource") and

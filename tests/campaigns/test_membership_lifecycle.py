@@ -103,7 +103,7 @@ def test_a_removed_member_reloading_the_battle_is_told_in_the_sites_layout(setti
         html = response.content.decode()
         assert response.status_code == 404
         assert '<header class="site-header">' in html and f'href="{reverse("home")}"' in html
-        assert "belongs to a club you are not a member of (any more)" in html
+        assert "belongs to a club you are not a member of" in html
     card = gone.get(reverse("battle_card", args=[battle.pk, "s1"]), HTTP_HX_REQUEST="true")
     assert card.status_code == 404 and card.content.decode() == "Not found: reload the page."
 

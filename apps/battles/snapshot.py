@@ -20,7 +20,7 @@ from apps.battles.models import Battle, LogEntry
 from apps.campaigns.models import Campaign, Membership, Scenario
 from apps.rules import (BattleOptions, BattleState, CrewState, CrewWeapon, Fire, Floor, FortSheet, SequenceState,
                         StructureState, UnitState, WeaponProfile)
-from apps.structures.models import BunkerSheet, Material, Opening, Structure
+from apps.structures.models import BunkerSheet, Material, Opening, Structure, mark_crews
 from apps.structures.models import Floor as FloorModel
 
 SHEET_FIELDS = ("slug", "name", "kind", "dm", "crew_total", "leaders", "locations", "weapons", "features",
@@ -57,7 +57,7 @@ def light_mg(name):
 def structure_state(s):
     sheet = fort_sheet(s.sheet) if s.sheet_id else None
     crew = None
-    if sheet is not None:
+    if sheet is not None and s.crewed:  # a sheet crew is Disposable Heroes' only
         destroyed = set(s.weapons_destroyed or [])
         crew = CrewState(
             side=s.crew_side, men=s.crew_men, nco=sum(sheet.leaders.values()) or 1, pins=s.crew_pins,
@@ -171,6 +171,7 @@ def _load_statements(battle_id, lock):
 
 def _snapshot(battle, results):
     structure_rows = _structures(next(results))
+    mark_crews(structure_rows.values(), battle.ruleset)
     floors = _floors(next(results), next(results), structure_rows)
     armies = _armies(next(results))
     unit_rows = _units(next(results), next(results), armies, floors)

@@ -147,7 +147,7 @@ def map_of(battle, structures, units):
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
                                          ("st-fort", s.sheet_id is not None)) if on]
         crew = ""
-        if s.sheet_id:
+        if s.crewed:
             if s.crew_routed:
                 crew, states = "R", states + ["st-routed"]
             elif not s.crew_men:
@@ -227,7 +227,7 @@ def describe(s):
         words.append(f"burning {float(s.fire_size):g} sq in")
     if s.impassable:
         words.append("impassable")
-    if s.sheet_id:
+    if s.crewed:
         words.append("crew routed" if s.crew_routed else "no crew left" if not s.crew_men else
                      f"crew pinned ({s.crew_pins})" if s.crew_pins else f"crew {s.crew_men}")
     return words

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from apps.armies.models import Army, Unit, UnitWeapon
-from apps.structures.models import Floor, Opening, Structure
+from apps.structures.models import NO_CREW, Floor, Opening, Structure, has_crews
 
 OWNERS = ("scenario", "campaign", "battle")
 
@@ -65,7 +65,12 @@ def copy_ground(structures, **owner):
     if not sources:
         return result
 
-    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk) for s in sources])
+    # A sheet crew only where the copy's ruleset has them (Disposable Heroes): a Bolt Action bunker
+    # is held by units.
+    (owner_obj,) = (obj for obj in owner.values() if obj is not None)
+    crew = {} if has_crews(owner_obj.ruleset) else NO_CREW
+    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk, **copy.deepcopy(crew))
+                                            for s in sources])
     result.structures = {s.pk: c for s, c in zip(sources, copies)}
 
     result.floors = copy_floors(result.structures)

@@ -28,14 +28,15 @@ from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
-                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, export_scenario,
-                                    export_structure, export_unit, free_name, load_grounds, resolve_sheets)
+                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, crewless,
+                                    export_scenario, export_structure, export_unit, free_name, load_grounds,
+                                    resolve_sheets)
 from apps.campaigns.models import Campaign, Club, Scenario
 from apps.campaigns.services import with_suffix
 from apps.rules.state import SequenceState
 from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, describe, item, join,
                                      number, sheet_body, show)
-from apps.structures.models import Floor, Material, Opening, Structure
+from apps.structures.models import NO_CREW, Floor, Material, Opening, Structure
 
 CAMPAIGN_FORMAT = "redoubt.campaign"
 CAMPAIGN_VERSION = 1
@@ -108,10 +109,10 @@ def _sheet_keys(grounds):
     return keys
 
 
-def _structures(ground, sheet_keys, origins=None):
+def _structures(ground, sheet_keys, ruleset, origins=None):
     out = []
     for s in ground.structures:
-        row = export_structure(s, ground.index)
+        row = export_structure(s, ground.index, ruleset)
         row["sheet"] = sheet_keys[s.sheet_id] if s.sheet_id else None
         if origins is not None:
             row["origin"] = origins.get(s.origin_id)
@@ -148,8 +149,9 @@ def _sequence(sequence, ground):
     return canonical(out)
 
 
-def _before(before, campaign):
-    """What reopening the battle needs, with the campaign's rows named by their place in the file."""
+def _before(before, campaign, ruleset):
+    """What reopening the battle needs, with the campaign's rows named by their place in the file (no
+    sheet crew in a ruleset without them, as `export_structure`)."""
     if not before:
         return {}
     ref_order = {ref: i for i, ref in enumerate(campaign.units.values())}
@@ -160,7 +162,7 @@ def _before(before, campaign):
             continue
         row = {"structure": index}
         for field in STRUCTURE_WRITE_FIELDS:
-            if field in values:
+            if field in values and not (field in NO_CREW and crewless(ruleset)):
                 row[field] = number(values[field]) if field == "fire_size" else values[field]
         structures.append(row)
     units = []
@@ -237,7 +239,7 @@ def export_campaign(campaign):
         "settings": {key: getattr(campaign, key) for key in SETTINGS_KEYS},
         "sheets": [sheets[key] for key in sorted(sheets)],
         "scenarios": [export_scenario(s, scenario_grounds[s.pk]) for s in scenarios],
-        "structures": _structures(ground, sheet_keys),
+        "structures": _structures(ground, sheet_keys, campaign.ruleset),
         "armies": _armies(ground, usernames),
         "battles": [{
             "session_number": b.session_number,
@@ -253,9 +255,9 @@ def export_campaign(campaign):
             "table": {"width": number(b.table_width), "depth": number(b.table_depth)},
             "rules": {key: getattr(b, key) for key in RULES},
             "sequence": _sequence(b.sequence, grounds[b.pk]),
-            "structures": _structures(grounds[b.pk], sheet_keys, origins=ground.index),
+            "structures": _structures(grounds[b.pk], sheet_keys, b.ruleset, origins=ground.index),
             "armies": _armies(grounds[b.pk], usernames, campaign=ground),
-            "campaign_before": _before(b.campaign_before, ground),
+            "campaign_before": _before(b.campaign_before, ground, b.ruleset),
             "log_head": b.log_head,
             "log": logs.get(b.pk, []),
         } for b in battles],
@@ -352,7 +354,7 @@ def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, we
         path = item(join(prefix, "structures"), i)
         raw, origin = _split(raw, "origin", campaign is not None)
         structures.append(clean_structure(c, path, raw, width=width, depth=depth, materials=materials, sheets=sheets,
-                                          broken=broken, count=len(structures_in)))
+                                          broken=broken, count=len(structures_in), ruleset=ruleset))
         if origin is not None and not campaign["structures"]:
             c.error(join(path, "origin"), "the campaign has no structures to copy from")
             origin = None
@@ -427,7 +429,7 @@ def clean_sequence(path, value, c, refs):
     return out
 
 
-def clean_before(path, value, c, campaign):
+def clean_before(path, value, c, campaign, ruleset=None):
     d = c.obj(path, value, ("structures", "units", "created_units"))
     if not d:
         return {}
@@ -454,6 +456,8 @@ def clean_before(path, value, c, campaign):
                 values[field] = [c.integer(item(here, k), w, 0, 49) for k, w in enumerate(c.array(here, v, 50) or [])]
             else:
                 values[field] = c.integer(here, v, 0, 3 if field == "crew_pins" else 2147483647)
+            if field in NO_CREW and crewless(ruleset) and values[field] not in (None, NO_CREW[field]):
+                c.error(here, crewless(ruleset))
         structures.append(values)
     units = []
     for i, row in enumerate(f(d, path, "units", c.array, 5000, default=list) or []):
@@ -581,7 +585,7 @@ def clean_battle(c, path, value, *, campaign, ctx, warnings, sessions):
         "table_width": width, "table_depth": depth, "rules": rules,
         "sequence": f(d, path, "sequence", clean_sequence, c, ground["refs"], default=dict) or {},
         "ground": ground,
-        "campaign_before": f(d, path, "campaign_before", clean_before, c, campaign, default=dict) or {},
+        "campaign_before": f(d, path, "campaign_before", clean_before, c, campaign, ruleset, default=dict) or {},
         "log_head": head, "log": log,
     }
 

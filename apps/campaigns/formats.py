@@ -17,8 +17,8 @@ from apps.armies.models import Army, Experience, Side as ArmySide, TankClass, Un
 from apps.campaigns.models import Club, DamageVariant, Ruleset, Scenario, Weather
 from apps.structures.formats import (ROOT, Checker, FormatErrors, _check_designer, check_document, clean_sheet,
                                      first_free, item, join, new_sheet, number, sheet_body, show, unique_slug)
-from apps.structures.models import (BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
-                                    StructureKind)
+from apps.structures.models import (NO_CREW, BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
+                                    StructureKind, has_crews)
 
 SCENARIO_FORMAT = "redoubt.scenario"
 SCENARIO_VERSION = 1
@@ -62,9 +62,12 @@ def _json_number(value):
         return value
 
 
-def export_structure(structure, index):
-    """One structure; `index` maps structure ids to their place in the file (for connections)."""
-    state = {key: getattr(structure, key) for key in STATE_DEFAULTS}
+def export_structure(structure, index, ruleset=None):
+    """One structure; `index` maps structure ids to their place in the file (for connections). In a
+    `ruleset` without sheet crews it has none, whatever an old undo left in its row (the import
+    would refuse one)."""
+    crew = NO_CREW if crewless(ruleset) else {key: getattr(structure, key) for key in NO_CREW}
+    state = {key: crew[key] if key in crew else getattr(structure, key) for key in STATE_DEFAULTS}
     state["fire_size"] = number(state["fire_size"])
     state = {k: v for k, v in state.items() if v != STATE_DEFAULTS[k]}
     out = {
@@ -83,8 +86,8 @@ def export_structure(structure, index):
         "breach_needed": structure.breach_needed,
         "sheet": structure.sheet.slug if structure.sheet_id else None,
         "facing": number(structure.facing),
-        "crew_side": structure.crew_side,
-        "crew_men": structure.crew_men,
+        "crew_side": crew["crew_side"],
+        "crew_men": crew["crew_men"],
         "floors": [
             {"level": floor.level, "is_roof": floor.is_roof,
              "openings": [{"side": o.side, "kind": o.kind, "count": o.count} for o in floor.opening_rows]}
@@ -177,7 +180,7 @@ def export_scenario(scenario, ground=None):
         "rules": {key: getattr(scenario, key) for key in RULE_KEYS},
         "deployment_zones": [export_zone(z) for z in (scenario.deployment_zones or [])],
         "sheets": [sheet_body(s) for s in sheets],
-        "structures": [export_structure(s, index) for s in structures],
+        "structures": [export_structure(s, index, scenario.ruleset) for s in structures],
         "armies": [export_army(a, index) for a in armies],
     }
 
@@ -264,7 +267,8 @@ def clean_zone(c, path, value, width, depth):
     return {"side": zone["side"], **{k: number(zone[k]) for k in ("x", "y", "width", "depth")}}
 
 
-def clean_structure(c, path, value, *, width, depth, materials, sheets, broken, count):
+def clean_structure(c, path, value, *, width, depth, materials, sheets, broken, count, ruleset=None):
+    """`ruleset` (when the file's rules named a known one) decides whether it may have a sheet crew."""
     d = c.obj(path, value, STRUCTURE_KEYS, required=("name", "wall_material"))
     if d is None:
         return None
@@ -293,12 +297,35 @@ def clean_structure(c, path, value, *, width, depth, materials, sheets, broken, 
         "sheet": sheet,
         "facing": f(d, path, "facing", angle, c, default=Decimal(0)),
         "crew_side": f(d, path, "crew_side", c.choice, ("", "A", "B"), default=""),
-        "crew_men": f(d, path, "crew_men", c.integer, 0, SMALL, default=lambda: sheet["crew_total"] if sheet else 0),
+        "crew_men": f(d, path, "crew_men", c.integer, 0, SMALL,
+                      default=lambda: sheet["crew_total"] if sheet and crewless(ruleset) is None else 0),
         "floors": f(d, path, "floors", clean_floors, c, default=list),
         "connections": f(d, path, "connections", connections, c, count, default=list),
     }
     out["state"] = f(d, path, "state", clean_state, c, out, default=dict)
+    refuse_crew(c, path, ruleset, out, out["state"])
     return out
+
+
+def crewless(ruleset):
+    """Why a structure of `ruleset` has no sheet crew, or None when it may have one (or the ruleset is unknown)."""
+    if ruleset is None or has_crews(ruleset) or ruleset not in Ruleset.values:
+        return None
+    return (f"a {Ruleset(ruleset).label} structure has no crew (a sheet's crew is Disposable Heroes'; "
+            "units hold a bunker, as they hold a building)")
+
+
+def refuse_crew(c, path, ruleset, structure, state, fields=("crew_side", "crew_men")):
+    """Every crew value a structure of a crewless ruleset is given, refused at its own path."""
+    why = crewless(ruleset)
+    if why is None:
+        return
+    for key in fields:
+        if structure.get(key) not in (None, NO_CREW[key]):
+            c.error(join(path, key), why)
+    for key, value in (state or {}).items():
+        if key in NO_CREW and value not in (None, NO_CREW[key]):
+            c.error(join(join(path, "state"), key), why)
 
 
 def angle(path, value, c):
@@ -582,7 +609,8 @@ def clean_scenario(c, data):
     structures_in = f(d, "", "structures", c.array, MAX_ITEMS, default=list) or []
     materials = {(m.surface, m.slug): m for m in Material.objects.all()}
     structures = [clean_structure(c, item("structures", i), s, width=width, depth=depth, materials=materials,
-                                  sheets=sheets, broken=broken, count=len(structures_in))
+                                  sheets=sheets, broken=broken, count=len(structures_in),
+                                  ruleset=rules["ruleset"] if rules else None)
                   for i, s in enumerate(structures_in)]
     for i, s in enumerate(structures):
         for j, other in enumerate((s or {}).get("connections") or []):

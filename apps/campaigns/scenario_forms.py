@@ -23,7 +23,9 @@ HALF = Decimal("0.5")
 
 # Fields one ruleset's rules read and the others' never do: a LaserGrenadiers designer is not asked
 # for a Bolt Action tank class. Left out of the form, a stored value stays as it was.
-RULESET_FIELDS = {"flimsy": "ba", "breach_needed": "lg", "tank_class": "ba", "experience": "ba", "fireteam": "lg"}
+# A sheet's crew is Disposable Heroes' (apps.structures.models.CREW_RULESET): a Bolt Action bunker is held by units.
+RULESET_FIELDS = {"flimsy": "ba", "breach_needed": "lg", "tank_class": "ba", "experience": "ba", "fireteam": "lg",
+                  "crew_side": "dh", "crew_men": "dh"}
 
 
 LG_OPTIONS = ("damage_variant", "collapse_check", "uncontrolled_events", "fireteam_initiative")
@@ -155,8 +157,9 @@ class AddStructureForm(forms.Form):
             self.fields["after"].initial = scenario.structures.order_by("-pk").values_list("pk", flat=True).first() or 0
         self.fields["sheet"].queryset = usable_sheets(scenario)
         if scenario.ruleset == "lg":
-            # Bunker sheets are Disposable Heroes' (Bolt Action's bunkers use them for their crews too):
-            # LaserGrenadiers builds its fortifications from military materials, without one.
+            # Bunker sheets are Disposable Heroes' (a Bolt Action bunker may take its kind and shape from
+            # one, but units hold it, not the sheet's crew): LaserGrenadiers builds its fortifications
+            # from military materials, without one.
             self.fields["blueprint"].choices = [(b.key, b.label) for b in blueprints.BLUEPRINTS if not b.needs_sheet]
             del self.fields["sheet"]
 

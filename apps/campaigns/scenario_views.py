@@ -34,7 +34,7 @@ from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm,
 from apps.rules import ActionRefused
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
-from apps.structures.models import Floor, Material, Opening, Structure
+from apps.structures.models import Floor, Material, Opening, Structure, has_crews, mark_crews
 from apps.structures.views import json_download, print_cards, run_import
 from config.responses import see_other
 
@@ -172,11 +172,11 @@ def map_pieces(scenario, structures, armies):
 def builder_context(request, scenario, **overrides):
     user = request.user
     can_edit = permissions.can_edit_scenario(user, scenario)
-    structures = list(
+    structures = mark_crews(list(
         scenario.structures.select_related("wall_material", "roof_material", "sheet")
         .prefetch_related(Prefetch("floors", queryset=Floor.objects.select_related("occupant")), "connections")
         .order_by("name", "pk")
-    )
+    ), scenario.ruleset)
     armies = list(scenario.armies.select_related("owner").prefetch_related(
         Prefetch("units", queryset=Unit.objects.select_related("floor__structure").prefetch_related("unit_weapons__weapon"))
     ).order_by("side"))
@@ -329,7 +329,8 @@ def structure_add(request, pk):
             scenario=scenario, name=free_name(scenario, name), kind=kind, wall_material=wall, roof_material=roof,
             flammable=wall.flammable or bool(roof and roof.flammable), flimsy=blueprint.flimsy,
             x=x, y=y, width=width, depth=depth, damage_max=blueprint.points(scenario.damage_variant),
-            breach_needed=blueprint.breach_needed, sheet=sheet, crew_men=sheet.crew_total if sheet else 0,
+            breach_needed=blueprint.breach_needed, sheet=sheet,
+            crew_men=sheet.crew_total if sheet and has_crews(scenario.ruleset) else 0,
         )
         build_floors(structure, blueprint.floors)
     messages.success(request, f"Added {structure.name} at ({number(x)}″, {number(y)}″): drag it on the map or "

@@ -10,7 +10,7 @@ from apps.battles.models import BattleStatus
 from apps.battles.views import map_of
 from apps.campaigns import permissions
 from apps.campaigns.models import Campaign, Role
-from apps.structures.models import Floor
+from apps.structures.models import Floor, mark_crews
 from apps.structures.views import weapons_lost
 
 SIDES = ("A", "B")
@@ -51,7 +51,8 @@ def campaign_context(request, campaign, **forms):
 
     battles = list(campaign.battles.select_related("scenario")
                    .order_by(F("session_number").asc(nulls_last=True), "created_at", "pk"))
-    structures = list(campaign.structures.select_related("wall_material", "roof_material", "sheet"))
+    structures = mark_crews(list(campaign.structures.select_related("wall_material", "roof_material", "sheet")),
+                            campaign.ruleset)
     armies = list(campaign.armies.select_related("owner").order_by("side", "pk"))
     units = list(Unit.objects.filter(army__campaign=campaign).select_related("floor").order_by("name", "pk"))
     place_units(structures, armies, units)
@@ -141,7 +142,7 @@ def tally(battles, structures, armies):
         army = next((a for a in armies if a.side == side), None)
         rows = army.unit_rows if army else []
         # A fortification's crew fights for its side as much as a squad does.
-        crews = [s for s in structures if s.sheet_id and s.crew_side == side]
+        crews = [s for s in structures if s.crewed and s.crew_side == side]
         # Men who walked out (Crew leaves) are neither lost nor counted twice: they are on the roster
         # as the sections they formed, which start with them and count their own losses.
         crew_start = sum(s.sheet.crew_total - s.crew_left for s in crews)

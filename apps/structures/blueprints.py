@@ -91,7 +91,7 @@ BLUEPRINTS = [
               floors=({},)),
     Blueprint("bunker", "Bunker (with a sheet)", "bunker", "concrete", "concrete_reinforced_any_surface", 4, 4, 7,
               floors=({"front": {"firing_slit": 2}, "rear": {"door": 1}},), needs_sheet=True,
-              note="Pick its Disposable Heroes sheet; the crew starts at the sheet's total."),
+              note="Pick its sheet. Disposable Heroes: the crew starts at the sheet's total; Bolt Action: units hold it."),
     Blueprint("fort", "Fort (with a sheet)", "fort", "concrete_reinforced", "concrete_reinforced_any_surface", 6, 4,
               12, floors=({"front": {"firing_slit": 2}, "rear": {"door": 1}},), needs_sheet=True),
 ]

@@ -1,5 +1,6 @@
 from django.db import models
 from django.db.models import F, Q
+from django.utils.functional import cached_property
 
 
 class Surface(models.TextChoices):
@@ -101,6 +102,27 @@ class StructureKind(models.TextChoices):
 FORTIFICATION_KINDS = {
     StructureKind.BUNKER, StructureKind.FORT, StructureKind.PILLBOX, StructureKind.STRONGPOINT,
 }
+
+
+# A bunker sheet's crew is a Disposable Heroes mechanic (seed 003). In Bolt Action a bunker is held by
+# units, as a building is (seed 001 'Bunkers'), and LaserGrenadiers builds its fortifications without
+# sheets: there a structure may use a sheet for its kind and shape, but it has no crew. The ruleset of
+# its scenario, campaign or battle decides (docs/rules.md, "Sheet crews"); the crew fields of the
+# other rulesets' structures are kept empty as well (the builder, copies, imports, a migration).
+CREW_RULESET = "dh"
+NO_CREW = {"crew_side": "", "crew_men": 0, "crew_pins": 0, "crew_routed": False, "crew_penetrating_hits": 0,
+           "weapons_destroyed": [], "crew_left": 0}
+
+
+def has_crews(ruleset):
+    return ruleset == CREW_RULESET
+
+
+def mark_crews(structures, ruleset):
+    """Set `crewed` on rows whose owner's ruleset the caller knows, so that reading it costs no query."""
+    for s in structures:
+        s.crewed = has_crews(ruleset) and s.sheet_id is not None
+    return structures
 
 
 class StructureQuerySet(models.QuerySet):
@@ -210,6 +232,15 @@ class Structure(models.Model):
     @property
     def is_fortification(self):
         return self.kind in FORTIFICATION_KINDS
+
+    @cached_property
+    def crewed(self):
+        """Whether it has a sheet crew: a sheet in a Disposable Heroes scenario, campaign or battle.
+        Loaders that know the ruleset set it (`mark_crews`); otherwise the owner is read once."""
+        if self.sheet_id is None:
+            return False
+        owner = self.battle if self.battle_id else self.campaign if self.campaign_id else self.scenario
+        return owner is not None and has_crews(owner.ruleset)
 
 
 class Floor(models.Model):

@@ -258,7 +258,9 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     assert [t for t in html.find(f"map-s{shed.pk}").find_all("text") if "map-name" in t.attrs.get("class", "")] == []
     assert len(html.find(f"map-s{foxhole.pk}").find_all("g", cls="map-badge")) == 1
     # A small bunker's pinned crew (P1) is printed where its name would be: the name goes below it too.
+    # Sheet crews are Disposable Heroes': the battle is played by those rules for this.
     from apps.structures.models import BunkerSheet
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="dh")
     pit = w.structure("Rifle pit", floors=1, x=40, y=40, width=2, depth=2, kind="bunker",
                       sheet=BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "soviet-rifle-pit")),
                       crew_men=4, crew_pins=1, crew_side="B")
@@ -266,6 +268,7 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     crew = next(t for t in piece.find_all("text") if "map-crew" in t.attrs.get("class", ""))
     name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
     assert crew.text() == "P1" and float(name.attrs["y"]) - 1.45 / 2 > float(crew.attrs["y"]) + 2.1 / 2
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="ba")
     # The house, tall enough to hold its badge, keeps its name just below the footprint.
     house = page(client.get(url(w, "battle"))).find(f"map-s{w.house.pk}")
     assert len(house.find_all("g", cls="map-badge")) == 1
@@ -1468,6 +1471,32 @@ def test_every_action_of_every_ruleset_renders_its_form(client, db, ruleset):
             for f in spec.fields:
                 assert f'name="{f.name}' in html, (spec.key, f.name)
         assert rules.ACTIONS[spec.key].ruleset in (ruleset, "any")
+
+
+def test_a_bolt_action_bunker_is_held_by_units_not_by_its_sheets_crew(client, w):
+    """Seed 001 'Bunkers': a bunker follows the rules for buildings, held by the units inside it; its
+    sheet gives it its kind and shape, not a crew (a Disposable Heroes mechanic). Even with crew values
+    left in its row (as the demo's loghouse had, and an undo of an entry logged before the migration
+    would restore), the map, the card and the rules see none: side B walks into the empty bunker."""
+    from apps.structures.models import BunkerSheet
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "soviet-at-hmg-loghouse"))
+    bunker = w.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_side="A", crew_men=12, x=50, y=30)
+    signed(client, w.bob)
+    battle = page(client.get(url(w, "battle")))
+    piece = battle.find(f"map-s{bunker.pk}")
+    assert not [t for t in piece.find_all("text") if "map-crew" in t.attrs.get("class", "")]
+    assert "crew" not in piece.text().lower()
+    assert "crew" not in text_of(client.get(url(w, "battle")), f"structure-{bunker.pk}").lower()
+    card = client.get(url(w, "battle_card", sid(bunker)), **HTMX)
+    assert "Loghouse" in text_of(card, "card") and "crew" not in text_of(card, "card").lower()
+    full = client.get(reverse("structure", args=[bunker.pk]))
+    assert "No crew: units hold it" in body(full) and "12/12" not in body(full)
+
+    response = client.post(url(w, "battle_resolve"), {
+        "action": "move", "unit": uid(w.pioneers), "structure": sid(bunker), "floor": "0",
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Resolved #1: Pioneers moves into Loghouse, ground floor" in text_of(response, "attack-form")
+    assert Unit.objects.get(pk=w.pioneers.pk).floor == bunker.floors.get()
 
 
 def test_players_record_a_move_and_every_panel_follows(client, w):

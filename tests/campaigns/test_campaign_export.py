@@ -45,7 +45,7 @@ def fresh_club(demo, slug="new-host"):
 
 def history(demo):
     """Three sessions of the demo campaign, through the services: session 1 played on (one action
-    undone, one double-submitted), a crew section born in it, finished; session 2 finished; session 3
+    undone, one double-submitted), a section born in it, finished; session 2 finished; session 3
     in progress with a LaserGrenadiers-style sequence naming its units."""
     one = demo.session1
     ids = demo.ids(one)
@@ -60,9 +60,7 @@ def history(demo):
                                 "target": ids.u["B", "Grenadier Squad 1"], "hit": "no"},
                         client_token="3f0c5c1e-0000-4000-8000-000000000001")
     army = Army.objects.get(battle=one, side="A")
-    Unit.objects.create(army=army, name="Loghouse crew section", models_start=4, models_left=3, x=31, y=7)
-    # As the crew leaving its loghouse leaves it: the men who walked out are counted there.
-    Structure.objects.filter(battle=one, name="Soviet AT/HMG Loghouse").update(crew_men=8, crew_left=4)
+    Unit.objects.create(army=army, name="Scout section", models_start=4, models_left=3, x=31, y=7)
     Structure.objects.filter(battle=one, name="Thatched barn").update(collapsed=True, fire_size=None)
     services.finish_battle(battle_id=one.pk, user=org, winner="A", result="The barn is gone")
     two = services.start_session(campaign_id=demo.campaign.pk, user=org, name="Second push", weather="mist")
@@ -93,10 +91,31 @@ def test_export_import_export_is_byte_identical(demo):
     first = export_text(demo.campaign)
     copy_ = imported(demo, first)
     assert copy_.pk != demo.campaign.pk and copy_.import_warnings == []
-    assert Structure.objects.get(campaign=copy_, name="Soviet AT/HMG Loghouse").crew_left == 4
     assert export_text(copy_) == first
     # …and once more from the copy, into yet another club.
     assert export_text(imported(demo, first, fresh_club(demo, "third-host"))) == first
+
+
+def test_a_bunker_crew_and_the_men_who_walked_out_of_it_go_through_export_and_import(demo):
+    """Disposable Heroes (the demo's "Winter Line"): the Soviet Rifle Pit's crew after session 1, its
+    losses, pin and penetrating hit, and the four men who walked out as a section."""
+    winter = Campaign.objects.get(name="Winter Line")
+    one = winter.battles.get(session_number=1)
+    battles.start(battle_id=one.pk, user=demo.olga)
+    Structure.objects.filter(battle=one, name="Soviet Rifle Pit").update(
+        crew_men=3, crew_left=4, crew_pins=1, crew_penetrating_hits=1)
+    Unit.objects.create(army=Army.objects.get(battle=one, side="A"), name="Soviet Rifle Pit crew 1", models_start=4,
+                        models_left=4, x=30, y=11)
+    services.finish_battle(battle_id=one.pk, user=demo.olga, winner="A")
+    first = export_text(winter)
+    club = Club.objects.create(name="Olga's new host", slug="olgas-new-host")
+    Membership.objects.create(club=club, user=demo.olga, role=Role.ORGANISER)
+    demo.olga.__dict__.pop("_redoubt_roles", None)
+    copy_ = import_campaign(json.loads(first), club=club, user=demo.olga)
+    pit = Structure.objects.get(campaign=copy_, name="Soviet Rifle Pit")
+    assert (pit.crew_side, pit.crew_men, pit.crew_left, pit.crew_pins, pit.crew_penetrating_hits) == ("A", 3, 4, 1, 1)
+    assert Unit.objects.filter(army__campaign=copy_, name="Soviet Rifle Pit crew 1").exists()
+    assert export_text(copy_) == first
 
 
 def test_imported_into_a_club_that_has_the_name_its_sessions_take_the_new_name(demo):
@@ -120,8 +139,8 @@ def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
     assert [s["name"] for s in doc["scenarios"]] == ["Village crossroads"]
     assert doc["scenarios"][0] == export_scenario(one.scenario)
     assert len(doc["structures"]) == 13 and [a["owner"] for a in doc["armies"]] == ["alice", "bob"]
-    # The crew section born in session 1 joined side A's roster.
-    assert doc["armies"][0]["units"][-1]["name"] == "Loghouse crew section"
+    # The section born in session 1 joined side A's roster.
+    assert doc["armies"][0]["units"][-1]["name"] == "Scout section"
     assert [(b["session_number"], b["status"], b["winner"], b["scenario"]) for b in doc["battles"]] == [
         (1, "finished", "A", 0), (2, "finished", "B", None), (3, "in_progress", "", None)]
     first = doc["battles"][0]
@@ -134,9 +153,9 @@ def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
     assert barn["structure"] == 10 and barn["collapsed"] is False and barn["fire_size"] is None
     assert doc["structures"][10]["name"] == "Thatched barn" and doc["structures"][10]["state"]["collapsed"]
     assert [u["unit"] for u in first["campaign_before"]["units"]] == [f"A:{i}" for i in range(5)] + \
-        [f"B:{i}" for i in range(7)]
+        [f"B:{i}" for i in range(8)]
     assert doc["battles"][2]["sequence"]["activated"] == ["A:0", "A:1"]
-    assert doc["battles"][2]["sequence"]["pending_morale"] == ["B:6"]
+    assert doc["battles"][2]["sequence"]["pending_morale"] == ["B:7"]
     log = first["log"]
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     undo = next(e for e in log if e["action"] == "undo")
@@ -274,6 +293,31 @@ def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
     assert dict(caught.value.errors)["structures[2].x"] == "must be at least 0 (it is -99999)"
     assert counts() == before
     assert Club.objects.get(slug="new-host").campaigns.count() == 0
+
+
+def test_a_bolt_action_campaign_file_giving_a_bunker_a_crew_is_refused_at_each_path(demo):
+    """Sheet crews are Disposable Heroes': a Bolt Action file that gives its loghouse one, in the
+    campaign's ground, in a session or in what reopening a session restores, is refused, every such
+    value named by its path, and nothing is saved."""
+    history(demo)
+    doc = json.loads(export_text(demo.campaign))
+    names = [s["name"] for s in doc["structures"]]
+    log = names.index("Soviet AT/HMG Loghouse")
+    doc["structures"][log].update(crew_side="A", crew_men=12)
+    one = doc["battles"][0]
+    battle_log = [s["origin"] for s in one["structures"]].index(log)
+    one["structures"][battle_log]["state"] = {"crew_routed": True}
+    one["campaign_before"]["structures"].append({"structure": log, "crew_men": 12, "crew_pins": 0})
+    doc["scenarios"][0]["structures"][log]["crew_men"] = 12
+    before = counts()
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(doc, club=fresh_club(demo), user=demo.organiser)
+    assert [path for path, _ in caught.value.errors] == [
+        f"scenarios[0].structures[{log}].crew_men", f"structures[{log}].crew_side", f"structures[{log}].crew_men",
+        f"battles[0].structures[{battle_log}].state.crew_routed",
+        f"battles[0].campaign_before.structures[{len(one['campaign_before']['structures']) - 1}].crew_men"]
+    assert all(m.startswith("a Bolt Action structure has no crew") for _, m in caught.value.errors)
+    assert counts() == before
 
 
 def test_an_army_on_a_bad_side_is_reported_once_not_again_at_every_reference_to_its_units(demo):

@@ -112,11 +112,12 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     Structure.objects.filter(pk=barn.pk).update(fire_size=Decimal("40"), fire_started_turn=1, impassable=True)
     tower = demo.structure("Church tower")
     Structure.objects.filter(pk=tower.pk).update(damage_taken=15)
+    # A Bolt Action bunker has no sheet crew (units hold it), whatever an old row still says of one.
     loghouse = demo.structure("Soviet AT/HMG Loghouse")
-    Structure.objects.filter(pk=loghouse.pk).update(crew_men=9, crew_pins=2, crew_penetrating_hits=1,
+    Structure.objects.filter(pk=loghouse.pk).update(crew_side="A", crew_men=9, crew_pins=2, crew_penetrating_hits=1,
                                                     weapons_destroyed=[0])
     blockhouse = demo.structure("German Concrete Blockhouse")
-    Structure.objects.filter(pk=blockhouse.pk).update(crew_routed=True)
+    Structure.objects.filter(pk=blockhouse.pk).update(crew_side="B", crew_routed=True)
 
     response = signed(client, demo.bob).get(campaign_url(demo))
     tree = page(response)
@@ -125,7 +126,7 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     assert "st-collapsed" in svg_links[str(house.pk)] and "st-impassable" in svg_links[str(house.pk)]
     assert "st-burning" in svg_links[str(barn.pk)]
     assert "st-damaged" in svg_links[str(tower.pk)]
-    assert "st-pinned" in svg_links[str(loghouse.pk)] and "st-routed" in svg_links[str(blockhouse.pk)]
+    assert svg_links[str(loghouse.pk)] == svg_links[str(blockhouse.pk)] == "map-structure st-intact st-fort"
 
     assert "Collapsed – rubble" in text_of(response, f"ground-{house.pk}")
     assert "Impassable" in text_of(response, f"ground-{house.pk}")
@@ -151,10 +152,32 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     assert "Damage 15/30" in text_of(response, f"ground-{tower.pk}")
     # Bolt Action counts no damage points: an undamaged building shows no "Damage 0/24" meter.
     assert "Damage" not in text_of(response, f"ground-{barn.pk}")
-    crew = text_of(response, f"ground-{loghouse.pk}")
-    assert "Crew 9/12 (side A)" in crew and "2 pins" in crew and "1 penetrating hit" in crew and "lost 45mm" in crew
-    assert "routed" in text_of(response, f"ground-{blockhouse.pk}")
+    for bunker, unit in ((loghouse, "Anti-tank gun team"), (blockhouse, "Blockhouse section")):
+        ground = text_of(response, f"ground-{bunker.pk}")
+        assert "Crew" not in ground and "routed" not in ground and "pin" not in ground and unit in ground
     assert "Grenadier Squad 1" in text_of(response, f"ground-{demo.structure('Brick house at the crossroads').pk}")
+
+
+def test_the_ground_and_map_show_a_disposable_heroes_crew_in_its_state(client, demo):
+    """The demo's "Winter Line": the Soviet Rifle Pit's crew as a session left it."""
+    winter = Campaign.objects.get(name="Winter Line")
+    pit = Structure.objects.get(campaign=winter, name="Soviet Rifle Pit")
+    Structure.objects.filter(pk=pit.pk).update(crew_men=6, crew_pins=2, crew_penetrating_hits=1, weapons_destroyed=[0])
+    url = reverse("campaign", args=[winter.pk])
+    response = signed(client, demo.olga).get(url)
+    svg_links = {n.attrs["data-structure"]: n.attrs["class"] for n in page(response).find("campaign-map").find_all("a")}
+    assert "st-pinned" in svg_links[str(pit.pk)]
+    crew = text_of(response, f"ground-{pit.pk}")
+    assert "Crew 6/9 (side A)" in crew and "2 pins" in crew and "1 penetrating hit" in crew and "lost (Rifles)" in crew
+    # Its three dead count with side A's losses: the Guards squad's 10 and the pit's 9 men.
+    tally = {row[0][:6]: row[1:] for row in table_rows(response, "tally-sides")}
+    assert tally["Side A"] == ["0", "3 of 19 3 of them bunker crew", "0 of 1"]
+
+    Structure.objects.filter(pk=pit.pk).update(crew_routed=True)
+    response = client.get(url)
+    links = {n.attrs["data-structure"]: n.attrs["class"] for n in page(response).find("campaign-map").find_all("a")}
+    assert "st-routed" in links[str(pit.pk)]
+    assert "routed" in text_of(response, f"ground-{pit.pk}")
 
 
 def test_rosters_show_losses_and_strike_through_destroyed_units(client, demo):
@@ -198,10 +221,11 @@ def test_tally_counts_wins_losses_and_what_was_knocked_down(client, demo):
     summary = text_of(response, "tally")
     assert "3 sessions played, 1 open, 1 draw." in summary
     rows = {row[0][:6]: row[1:] for row in table_rows(response, "tally-sides")}
-    # Session 1's two casualties on each side (the demo's first turn) are in the campaign's rosters now;
-    # the bunkers' crews count with their sides (the loghouse's 12 for A, the blockhouse's 24 for B).
-    assert rows["Side A"] == ["1", "2 of 41", "0 of 5"]
-    assert rows["Side B"] == ["1", "3 of 55", "0 of 7"]
+    # Session 1's two casualties on each side (the demo's first turn) are in the campaign's rosters now.
+    # The village's bunkers have no crews to count (units hold them); a Disposable Heroes crew counts
+    # with its side (test_the_ground_and_map_show_a_disposable_heroes_crew_in_its_state).
+    assert rows["Side A"] == ["1", "2 of 29", "0 of 5"]
+    assert rows["Side B"] == ["1", "3 of 36", "0 of 8"]
     ground = text_of(response, "tally-ground")
     assert "Collapsed (rubble) 1" in ground and "Destroyed 1" in ground and "Still standing 11 of 13" in ground
 

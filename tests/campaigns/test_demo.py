@@ -177,14 +177,40 @@ def test_the_village(demo):
     barn = village["Thatched barn"]
     assert barn.roof_material.slug == "thatch" and barn.flammable
 
-    for name, slug, kind in (("Soviet AT/HMG Loghouse", "soviet-at-hmg-loghouse", "bunker"),
-                             ("German Concrete Blockhouse", "german-concrete-blockhouse", "fort")):
+    # Bolt Action bunkers take their kind and shape from a sheet, but units hold them, not its crew
+    # (seed 001 'Bunkers'): the anti-tank gun set up in the loghouse, a German section in the blockhouse.
+    for name, slug, kind, side, unit, unit_kind in (
+            ("Soviet AT/HMG Loghouse", "soviet-at-hmg-loghouse", "bunker", "A", "Anti-tank gun team", "artillery"),
+            ("German Concrete Blockhouse", "german-concrete-blockhouse", "fort", "B", "Blockhouse section",
+             "infantry")):
         fort = village[name]
-        assert fort.sheet.slug == slug and fort.sheet.club is None
-        assert fort.kind == kind and fort.crew_men == fort.sheet.crew_total
+        assert fort.sheet.slug == slug and fort.sheet.club is None and fort.kind == kind
+        assert (fort.crew_side, fort.crew_men, fort.crewed) == ("", 0, False)
+        (held,) = [f.occupant for f in fort.floors.all()]
+        assert (held.name, held.kind, held.army.side) == (unit, unit_kind, side)
 
     assert {"foxhole", "trench"} <= {s.kind for s in village.values()}
     assert all(s.damage_max > 0 for s in village.values())
+
+
+def test_only_the_disposable_heroes_demo_has_a_sheet_crew(demo):
+    """The village's bunkers have no crew in the campaign or its battle either, and the rules state
+    says so; the shell on the loghouse pins the gun team inside. The farm's rifle pit (Disposable
+    Heroes) keeps its crew."""
+    from apps.battles import snapshot
+
+    for owner in (Campaign.objects.get(name="Operation Crossroads"), Battle.objects.get(name__startswith="Village")):
+        forts = owner.structures.filter(sheet__isnull=False)
+        assert forts.count() == 2 and not forts.exclude(crew_side="", crew_men=0).exists()
+    battle = Battle.objects.get(name__startswith="Village")
+    state = snapshot.load(battle).state
+    assert [s.crew for s in state.structures.values() if s.sheet is not None] == [None, None]
+    shell = battle.log_entries.get(seq=6)
+    assert shell.summary.endswith("Anti-tank gun team pinned, no damage inside a bunker")
+
+    farm = Battle.objects.get(name__startswith="Farm by the ford")
+    (pit,) = [s for s in snapshot.load(farm).state.structures.values() if s.sheet is not None]
+    assert (pit.crew.side, pit.crew.men) == ("A", pit.sheet.crew_total)
 
 
 def test_both_armies_have_units_in_buildings_and_in_the_open(demo):

@@ -169,6 +169,32 @@ def test_a_bunker_needs_its_sheet_and_takes_its_crew(client, demo, hill):
     assert response.status_code == 400 and not hill.structures.filter(sheet=theirs).exists()
 
 
+def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
+    """Units hold a Bolt Action bunker (seed 001 'Bunkers'): its sheet gives its kind and shape, and
+    the builder neither gives it the sheet's crew nor asks for one. Disposable Heroes does both."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    Scenario.objects.filter(pk=hill.pk).update(ruleset="ba")
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get(sheet=sheet)
+    assert (bunker.kind, bunker.crew_side, bunker.crew_men) == ("fort", "", 0)
+    assert "(no crew: units hold it)" in text_of(client.get(reverse("scenario", args=[hill.pk])),
+                                                 f"structure-{bunker.pk}")
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    data = form_data(client.get(url), None)
+    assert data["sheet"] == str(sheet.pk) and "crew_side" not in data and "crew_men" not in data
+    assert client.post(url, {**data, "crew_side": "A", "crew_men": "24"}).status_code == 302
+    bunker.refresh_from_db()
+    assert (bunker.crew_side, bunker.crew_men) == ("", 0)
+
+    Scenario.objects.filter(pk=hill.pk).update(ruleset="dh")
+    data = form_data(client.get(url), None)
+    assert client.post(url, {**data, "crew_side": "A", "crew_men": "20"}).status_code == 302
+    bunker.refresh_from_db()
+    assert (bunker.crew_side, bunker.crew_men) == ("A", 20)
+    assert "crewed by side A (20 men)" in text_of(client.get(reverse("scenario", args=[hill.pk])),
+                                                 f"structure-{bunker.pk}")
+
+
 def test_place_by_typing_coordinates(client, demo, hill):
     add(client, hill, "house-stone-1")
     house = hill.structures.get()
@@ -944,8 +970,8 @@ def test_bolt_action_units_have_a_tank_class(client, demo):
 
 
 def test_a_laser_grenadiers_scenario_offers_no_bunker_sheets(client, demo):
-    """Bunker sheets are Disposable Heroes' (and the Bolt Action demo's crews'): a LaserGrenadiers
-    scenario's Add-structure card offers neither the sheet templates nor a sheet."""
+    """Bunker sheets are Disposable Heroes' (a Bolt Action bunker may take its kind and shape from one):
+    a LaserGrenadiers scenario's Add-structure card offers neither the sheet templates nor a sheet."""
     scenario = demo.village
     signed_in(client, demo.designer)
     add = page(client.get(reverse("scenario", args=[scenario.pk]))).find("add_blueprint")

@@ -184,6 +184,34 @@ def test_each_check_names_its_field(demo, change, path, words):
     assert any(p == path and words in m for p, m in errors), errors
 
 
+def test_a_bolt_action_structure_given_a_crew_is_refused_at_each_path(demo):
+    """Units hold a Bolt Action bunker: a file giving one a sheet crew is refused, every crew value
+    named by its path; without them the bunker gets none (a Disposable Heroes file's gets the sheet's)."""
+    data = village(demo)
+    names = [s["name"] for s in data["structures"]]
+    log, block = names.index("Soviet AT/HMG Loghouse"), names.index("German Concrete Blockhouse")
+    data["structures"][log].update(crew_side="A", crew_men=12)
+    data["structures"][block]["state"] = {"crew_pins": 2, "crew_left": 3, "weapons_destroyed": [0]}
+    errors = errors_of(data, demo)
+    assert [p for p, _ in errors] == [f"structures[{log}].crew_side", f"structures[{log}].crew_men",
+                                      f"structures[{block}].state.crew_pins",
+                                      f"structures[{block}].state.weapons_destroyed",
+                                      f"structures[{block}].state.crew_left"]
+    assert all(m == "a Bolt Action structure has no crew (a sheet's crew is Disposable Heroes'; units hold a "
+                    "bunker, as they hold a building)" for _, m in errors)
+
+    data = village(demo)
+    for structure in data["structures"]:
+        structure.pop("crew_side"), structure.pop("crew_men")
+    imported = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    assert not imported.structures.filter(sheet__isnull=False).exclude(crew_men=0).exists()
+    farm = json.loads(dumps(export_scenario(demo.farm)))
+    for structure in farm["structures"]:
+        structure.pop("crew_men")
+    pit = import_scenario(farm, club=demo.club, user=demo.dora).structures.get(name="Soviet Rifle Pit")
+    assert pit.crew_men == pit.sheet.crew_total == 9
+
+
 def test_a_sheet_file_is_not_a_scenario(demo):
     from apps.structures.formats import export_sheet
 

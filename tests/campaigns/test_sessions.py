@@ -34,8 +34,9 @@ def campaign():
         floor = Floor.objects.create(structure=house, level=level)
         Opening.objects.create(floor=floor, side="front", kind="window")
     sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
-    bunker = Structure.objects.create(campaign=c, name="Loghouse", kind="bunker", sheet=sheet, crew_men=10,
-                                      crew_side="B", wall_material=material("logs", 6))
+    # A Bolt Action bunker with a sheet for its kind and shape: units hold it, it has no crew.
+    bunker = Structure.objects.create(campaign=c, name="Loghouse", kind="bunker", sheet=sheet,
+                                      wall_material=material("logs", 6))
     Floor.objects.create(structure=bunker, level=0)
     a = Army.objects.create(campaign=c, side="A", name="Reds", owner=users["alice"])
     b = Army.objects.create(campaign=c, side="B", name="Greys", owner=users["bob"])
@@ -60,8 +61,6 @@ def play_session_one(ctx):
     battles.perform(battle_id=battle.pk, user=ctx["alice"], action="ba_he", attacker=f"u{gun.pk}",
                     inputs={"weapon": f"w{ctx['he'].pk}", "structure": f"s{house.pk}", "target": f"u{squad.pk}",
                             "hit": "yes"}, dice_values=["6", "5"])
-    Structure.objects.filter(pk=battle_copy(battle, ctx["bunker"]).pk).update(crew_men=6, crew_pins=2,
-                                                                              crew_penetrating_hits=3)
     Structure.objects.filter(pk=house.pk).update(fire_size=Decimal("4"), fire_started_turn=1)
     return battle
 
@@ -69,24 +68,58 @@ def play_session_one(ctx):
 def test_second_session_starts_from_the_first_sessions_end_state(campaign):
     one = play_session_one(campaign)
     services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A", result="The house fell")
-    house, bunker = campaign["house"], campaign["bunker"]
+    house = campaign["house"]
     house.refresh_from_db()
-    bunker.refresh_from_db()
     assert house.collapsed and house.fire_size == 4
-    assert (bunker.crew_men, bunker.crew_pins, bunker.crew_penetrating_hits) == (6, 2, 3)
     squad = Unit.objects.get(army__campaign=campaign["campaign"], name="Squad")
     assert squad.destroyed and squad.floor is None
 
     two = services.start_session(campaign_id=campaign["campaign"].pk, user=campaign["org"])
     assert two.session_number == 2 and two.status == BattleStatus.SETUP
-    house2, bunker2 = battle_copy(two, house), battle_copy(two, bunker)
+    house2 = battle_copy(two, house)
     assert house2.collapsed, "rubble stays rubble"
     assert house2.fire_size is None, "fires go out between sessions unless the campaign keeps them"
-    assert (bunker2.crew_men, bunker2.crew_pins, bunker2.crew_penetrating_hits) == (6, 2, 3), "its pinned, half-dead crew"
     assert Unit.objects.get(army__battle=two, name="Squad").destroyed
     assert not Unit.objects.get(army__battle=two, name="Gun").acted
     # The first battle's copies are untouched by the second session.
+    assert battle_copy(one, house).fire_size == 4
+
+
+def test_a_disposable_heroes_bunker_keeps_its_pinned_half_dead_crew_into_the_next_session(campaign):
+    c, bunker = campaign["campaign"], campaign["bunker"]
+    Campaign.objects.filter(pk=c.pk).update(ruleset="dh")
+    Structure.objects.filter(pk=bunker.pk).update(crew_side="B", crew_men=10)
+    one = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    battles.start(battle_id=one.pk, user=campaign["org"])
+    assert (battle_copy(one, bunker).crew_side, battle_copy(one, bunker).crew_men) == ("B", 10)
+    Structure.objects.filter(pk=battle_copy(one, bunker).pk).update(crew_men=6, crew_pins=2, crew_penetrating_hits=3,
+                                                                    weapons_destroyed=[0])
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A")
+    bunker.refresh_from_db()
+    assert (bunker.crew_men, bunker.crew_pins, bunker.crew_penetrating_hits, bunker.weapons_destroyed) == (6, 2, 3, [0])
+
+    two = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    bunker2 = battle_copy(two, bunker)
+    assert (bunker2.crew_side, bunker2.crew_men, bunker2.crew_pins, bunker2.crew_penetrating_hits,
+            bunker2.weapons_destroyed) == ("B", 6, 2, 3, [0])
+    Structure.objects.filter(pk=bunker2.pk).update(crew_pins=3)
+    # The first battle's copy is untouched by the second session.
     assert battle_copy(one, bunker).crew_pins == 2
+
+
+def test_a_bolt_action_bunker_gets_no_crew_in_its_sessions(campaign):
+    """Sheet crews are Disposable Heroes': even a campaign row an earlier reading gave one (the
+    migration clears those) is copied into the session without it, and the rules state has none."""
+    from apps.battles import snapshot
+
+    c, bunker = campaign["campaign"], campaign["bunker"]
+    Structure.objects.filter(pk=bunker.pk).update(crew_side="B", crew_men=10, crew_pins=1)
+    battle = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    copy = battle_copy(battle, bunker)
+    assert (copy.crew_side, copy.crew_men, copy.crew_pins, copy.sheet_id) == ("", 0, 0, bunker.sheet_id)
+    Structure.objects.filter(pk=copy.pk).update(crew_side="B", crew_men=10)  # as an old undo record might
+    state = snapshot.load(battle).state
+    assert state.structures[f"s{copy.pk}"].crew is None and state.structures[f"s{copy.pk}"].sheet is not None
 
 
 def test_units_keep_the_places_the_battle_left_them_in(campaign):

@@ -21,7 +21,8 @@ from apps.armies.models import Army, Unit, UnitWeapon, Weapon, WeaponType
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
-from apps.structures.models import BunkerSheet, FireChance, Floor, Material, Opening, Structure, WeatherEffect
+from apps.structures.models import (NO_CREW, BunkerSheet, FireChance, Floor, Material, Opening, Structure,
+                                    WeatherEffect, has_crews)
 
 FIXTURES = ["materials.json", "fire.json", "weapon_types.json", "bunker_sheets.json", "weapons.json"]
 REFERENCE_MODELS = [Material, FireChance, WeatherEffect, WeaponType, BunkerSheet, Weapon]
@@ -107,12 +108,14 @@ VILLAGE = [
          damage_max=16, floors=[
              {"front": {"door": 1}, "left": {"window": 1}, "right": {"window": 1}, "rear": {"door": 1}},
          ]),
+    # Bolt Action bunkers take their kind and shape from a sheet but no crew: units hold them (seed 001
+    # 'Bunkers'), the anti-tank gun set up in the loghouse, a German section in the blockhouse.
     dict(name="Soviet AT/HMG Loghouse", sheet="soviet-at-hmg-loghouse", wall="logs", roof=None,
-         at=(31, 4, 5, 4, 0), facing=180, crew_side="A", damage_max=40, floors=[
+         at=(31, 4, 5, 4, 0), facing=180, damage_max=40, floors=[
              {"front": {"firing_slit": 2}, "rear": {"door": 1}},
          ]),
     dict(name="German Concrete Blockhouse", sheet="german-concrete-blockhouse", wall="concrete_reinforced",
-         roof="concrete_reinforced_any_surface", at=(33, 40, 6, 4, 0), facing=0, crew_side="B", damage_max=80, floors=[
+         roof="concrete_reinforced_any_surface", at=(33, 40, 6, 4, 0), facing=0, damage_max=80, floors=[
              {"front": {"firing_slit": 2}, "rear": {"door": 1}},
          ]),
     dict(name="Foxhole west", kind="foxhole", wall="sandbags", roof=None, at=(12, 9, 2, 2, 0), damage_max=6,
@@ -135,7 +138,8 @@ SOVIETS = [
      ("Timber cottage", 0), ""),
     ("Sniper team", "infantry", "veteran", 2, {"rifles": 2}, ("Foxhole centre", 0), ""),
     ("Field gun team", "artillery", "regular", 4, {"he-2d6": 1}, (20, 5), ""),
-    ("Anti-tank gun team", "artillery", "regular", 3, {"anti-tank-gun": 1}, (46, 4), ""),
+    # Artillery in a building is placed there at deployment and stays (seed 001 'Artillery in buildings').
+    ("Anti-tank gun team", "artillery", "regular", 3, {"anti-tank-gun": 1}, ("Soviet AT/HMG Loghouse", 0), ""),
 ]
 GERMANS = [
     ("Grenadier Squad 1", "infantry", "regular", 10, {"rifles": 7, "submachine-guns": 1, "light-machine-gun": 2},
@@ -147,6 +151,8 @@ GERMANS = [
     ("Pioneer flamethrower team", "infantry", "regular", 2, {"flamethrower": 1}, (18, 28), ""),
     ("Mortar team", "infantry", "regular", 3, {"indirect-he-2d6": 1}, (26, 45), ""),
     ("Tiger I", "vehicle", "veteran", 1, {"he-2d6": 1, "light-machine-gun": 2}, (50, 40), "heavy"),
+    ("Blockhouse section", "infantry", "regular", 5, {"rifles": 4, "light-machine-gun": 1},
+     ("German Concrete Blockhouse", 0), ""),
 ]
 
 FARM = [
@@ -358,8 +364,9 @@ def build_ground(scenario, specs, connections):
             flammable=wall.flammable or bool(roof and roof.flammable),
             x=Decimal(str(x)), y=Decimal(str(y)), width=Decimal(str(width)), depth=Decimal(str(depth)),
             rotation=Decimal(str(rotation)), damage_max=spec["damage_max"],
-            sheet=sheet, facing=spec.get("facing", 0), crew_men=sheet.crew_total if sheet else 0,
-            crew_side=spec.get("crew_side", ""),
+            sheet=sheet, facing=spec.get("facing", 0),
+            **({"crew_men": sheet.crew_total, "crew_side": spec.get("crew_side", "")}
+               if sheet and has_crews(scenario.ruleset) else dict(NO_CREW, weapons_destroyed=[])),
         )
         for level, floor_spec in enumerate(spec["floors"]):
             floor = Floor.objects.create(structure=structure, level=level, is_roof=floor_spec == "roof")
@@ -394,7 +401,8 @@ def play_first_turn(battle, *, organiser, side_a, side_b):
     """Turn 1 of session 1, played through the battle services exactly as players would at the table
     (their own dice entered), so the log, its hash chain and the undo data are the real thing: an HE
     hit on the crossroads house and its damage rolls, a flamethrower that burns the barn and drives
-    the squad out, an HE shell on the log bunker. Then the turn ends and turn 2's upkeep runs."""
+    the squad out, an HE shell on the log bunker, which only pins the gun team set up inside it (seed
+    001 'Bunkers'). Then the turn ends and turn 2's upkeep runs."""
     from apps.battles import services
 
     structures = {s.name: f"s{s.pk}" for s in battle.structures.all()}
@@ -417,6 +425,6 @@ def play_first_turn(battle, *, organiser, side_a, side_b):
         ["5"], attacker=units[("B", "Pioneer flamethrower team")])
     act(side_b, "ba_damage", {"target": squad, "hits": 4, "source": "flamethrower"}, ["5", "2", "6", "3"])
     act(side_b, "ba_he", {"weapon": weapons["he-2d6"], "structure": structures["Soviet AT/HMG Loghouse"],
-                          "floor": 0, "hit": "yes"},
+                          "target": units[("A", "Anti-tank gun team")], "hit": "yes", "pins": 1},
         ["6", "3"], attacker=units[("B", "Tiger I")])
     services.turn_action(battle_id=battle.pk, user=organiser, action="end_turn")

@@ -192,6 +192,9 @@ def test_rosters_show_losses_and_strike_through_destroyed_units(client, demo):
     assert grenadiers[1:] == ["0/10", "10"] and "destroyed" in grenadiers[0]
     assert "<s>Grenadier Squad 1</s>" in body(response)
     assert "in Brick townhouse, ground floor" in text_of(response, "roster-B")
+    # A vehicle says what class of tank it is (Bolt Action: only heavy and super-heavy ones ram buildings).
+    tiger = next(row for row in german if row[0].startswith("Tiger I"))
+    assert tiger[0] == "Tiger I Vehicle, heavy tank · veteran · at 50″, 40″"
 
 
 def test_experience_is_shown_only_where_the_rules_read_it_and_breach_progress_is(client, demo):

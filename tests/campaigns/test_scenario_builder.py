@@ -195,6 +195,11 @@ def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
                                                  f"structure-{bunker.pk}")
 
 
+def test_the_forces_say_which_vehicles_are_heavy_tanks(client, demo):
+    html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
+    assert "Vehicle (heavy tank), 1 model, veteran" in html
+
+
 def test_place_by_typing_coordinates(client, demo, hill):
     add(client, hill, "house-stone-1")
     house = hill.structures.get()

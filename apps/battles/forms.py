@@ -343,10 +343,14 @@ class ActionForm(forms.Form):
         air = self.data.get("mode") == "air_strike"
         if unit is not None and not air:
             carried = unit.weapons
-        fits = next((f.fits for f in self.spec.fields if f.name == name), None) or (lambda w: True)
+        spec = next((f for f in self.spec.fields if f.name == name), None)
+        fits = (spec and spec.fits) or (lambda w: True)
+        # …and, where it depends on them, with the other inputs as chosen (ba_indirect's mode).
+        fits_with = (spec and spec.fits_with) or (lambda w, inputs: True)
         listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
         choices = [(k, self.state.weapons[k].name) for k in listed
-                   if k in self.state.weapons and fits(self.state.weapons[k])]
+                   if k in self.state.weapons and fits(self.state.weapons[k])
+                   and fits_with(self.state.weapons[k], self.data)]
         current = str(self.data.get(name, ""))
         if carried and len(choices) == 1 and (not current or current != choices[0][0] and not self.keep_invalid):
             self.data[name] = current = choices[0][0]  # nothing to choose: the one weapon of the unit that can

@@ -203,9 +203,15 @@ def resolve_ba_he(state, inp, dice):
                    pins=inp["pins"])
 
 
+def fits_indirect(w, inputs):
+    """Indirect fire needs a weapon that fires indirect (a mortar, a howitzer); an air strike any HE
+    value (the aircraft's bombs, from the catalogue)."""
+    return fires_he(w) and (inputs.get("mode") == "air_strike" or bool(w.indirect))
+
+
 @action(
     "ba_indirect", "ba", "Indirect fire or air strike on a building",
-    Field("weapon", "weapon", "Weapon or aircraft", fits=fires_he),
+    Field("weapon", "weapon", "Weapon or aircraft", fits=fires_he, fits_with=fits_indirect),
     Field("mode", "choice", "Attack", choices=(("indirect", "Indirect fire"), ("air_strike", "Air strike")),
           default="indirect"),
     *_he_fields("Your to-hit roll for the indirect fire or the air strike, by the core rules"),
@@ -216,7 +222,7 @@ def resolve_ba_indirect(state, inp, dice):
     w, s, target, air = inp["weapon"], inp["structure"], inp["target"], inp["mode"] == "air_strike"
     if not fires_he(w):
         refuse("weapon", w.key, f"{w.name} has no HE value")
-    if not air and not w.indirect:
+    if not fits_indirect(w, inp):
         refuse("weapon", w.key, f"{w.name} cannot fire indirect")
     _aim(state, s, target, inp["floor"])
     _check_down(target, inp["went_down"])

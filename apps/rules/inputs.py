@@ -32,6 +32,9 @@ class Field:
     # A "weapon" field: which weapons can make this action at all (the form offers only those; the
     # rule refuses the others with its reason).
     fits: Callable | None = field(default=None, compare=False)
+    # A "weapon" field whose fit also depends on the other inputs: `fits_with(weapon, inputs)`, inputs
+    # as the form sends them (ba_indirect: indirect fire needs an indirect weapon, an air strike any HE).
+    fits_with: Callable | None = field(default=None, compare=False)
     # Any other field: it applies only when the chosen weapon satisfies this (a fire mode only for a
     # weapon with variable fire); the form leaves it out for other weapons, and the rule its default.
     weapon_has: Callable | None = field(default=None, compare=False)

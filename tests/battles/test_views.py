@@ -409,6 +409,28 @@ def test_form_partial_points_at_a_bad_weapon_before_submitting(client, w):
     assert "Field gun does not carry Flamethrower" in field
 
 
+def test_indirect_fire_offers_only_the_weapons_that_fire_indirect(client, w):
+    """A unit with a mortar and a direct-fire gun: indirect fire is offered the mortar alone (the gun
+    would be refused on Resolve: it cannot fire indirect); an air strike any HE in the catalogue."""
+    mortar = factories.weapon("ba", "mortar-t", name="Light mortar", he_value="D6", indirect=True)
+    UnitWeapon.objects.create(unit=w.gun, weapon=mortar)
+    signed(client, w.alice)
+
+    def offered(**data):
+        form = page(client.get(url(w, "battle_form"), {"action": "ba_indirect", "attacker": uid(w.gun), **data},
+                               **HTMX))
+        return [o.attrs.get("value") for o in form.find("id_weapon").find_all("option") if o.attrs.get("value")]
+
+    assert offered() == offered(mode="indirect") == [f"w{mortar.pk}"]
+    assert offered(mode="air_strike") == [f"w{w.he.pk}", f"w{mortar.pk}"]
+    # The rule refuses the gun with the same reason as before, should a stale form send it.
+    refused = client.post(url(w, "battle_resolve"), {
+        "action": "ba_indirect", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "mode": "indirect",
+        "structure": sid(w.house), "target": uid(w.squad), "hit": "yes", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "HE shell 2D6 cannot fire indirect" in text_of(refused, "field-weapon")
+    assert not LogEntry.objects.filter(battle=w.battle).exists()
+
+
 # ---------------------------------------------------------------------------------- resolving
 
 def test_i_rolled_dice_resolve_exactly_as_entered(client, w):

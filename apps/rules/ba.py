@@ -369,6 +369,13 @@ def resolve_ba_tank_ram(state, inp, dice):
         refuse("structure", s.id, f"tanks may not assault fortifications such as {s.label}")
     if s.collapsed or s.destroyed:
         refuse("structure", s.id, f"{s.label} is already rubble")
+    # BA-45: driving into a building "is treated as an assault", and an assault is made on the enemy:
+    # never on a building the tank's own side holds (it would bring it down on them).
+    own = [u for u in state.occupants(s.id) if u.side == tank.side]
+    if own:
+        refuse("structure", s.id, f"{', '.join(u.label for u in own)} of {tank.label}'s own side "
+                                  f"{'is' if len(own) == 1 else 'are'} in {s.label}: a tank drives into a "
+                                  "building as an assault on the enemy, never into its own side's")
     if s.flimsy:
         return _collapse(state, s), f"{tank.label} drives straight through {s.label}"
     if s.construction not in tables.BUILDING_RAM_DICE:

@@ -409,6 +409,27 @@ def test_form_partial_points_at_a_bad_weapon_before_submitting(client, w):
     assert "Field gun does not carry Flamethrower" in field
 
 
+def test_a_tank_may_not_drive_into_a_building_its_own_side_holds(client, w):
+    """Seed 001 'Tanks assaulting buildings': driving in is an assault. Bob's Tiger may not bring the
+    house down on his own grenadiers; nothing changes. Side A's heavy tank may."""
+    tiger = w.unit("B", "Tiger", kind="vehicle", tank_class="heavy", models=1, x=30, y=30)
+    signed(client, w.bob)
+    refused = client.post(url(w, "battle_resolve"), {
+        "action": "ba_tank_ram", "tank": uid(tiger), "structure": sid(w.house), "dice_mode": "server",
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    assert ("Grenadiers of Tiger's own side is in Brick house: a tank drives into a building as an assault on "
+            "the enemy, never into its own side's") in text_of(refused, "field-structure")
+    assert not Structure.objects.get(pk=w.house.pk).collapsed and not Unit.objects.get(pk=w.squad.pk).destroyed
+    assert not LogEntry.objects.filter(battle=w.battle).exists()
+
+    kv = w.unit("A", "KV-2", kind="vehicle", tank_class="heavy", models=1, x=30, y=12)
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), {
+        "action": "ba_tank_ram", "tank": uid(kv), "structure": sid(w.house), "dice_mode": "player",
+        "dice_0": "6", "dice_1": "1", "dice_2": "1", "dice_3": "1", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Structure.objects.get(pk=w.house.pk).collapsed and Unit.objects.get(pk=w.squad.pk).destroyed
+
+
 def test_indirect_fire_offers_only_the_weapons_that_fire_indirect(client, w):
     """A unit with a mortar and a direct-fire gun: indirect fire is offered the mortar alone (the gun
     would be refused on Resolve: it cannot fire indirect); an air strike any HE in the catalogue."""

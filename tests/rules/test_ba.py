@@ -331,6 +331,20 @@ def test_who_may_ram_what():
     assert shed.dice == () and ("collapse", "house") in kinds(shed)
 
 
+@pytest.mark.parametrize("flimsy", [False, True])
+def test_a_tank_never_drives_into_a_building_its_own_side_holds(flimsy):
+    """BA-45: it "is treated as an assault", made on the enemy: not on a building that holds any of the
+    tank's own side (it would come down on them), even with the enemy on another floor; a shed too."""
+    state = battle("ba", [building("house", 2, flimsy=flimsy)],
+                   [unit("tank", "A", kind="vehicle", tank_class="heavy", models=1), squad("mine", side="A"),
+                    squad("theirs", floor=1)])
+    with pytest.raises(ActionRefused) as err:
+        resolve("ba_tank_ram", state, {"tank": "tank", "structure": "house"}, ScriptedDice([3, 6, 5, 1]))
+    assert err.value.field == "structure"
+    assert err.value.message == ("mine of tank's own side is in House: a tank drives into a building as an "
+                                 "assault on the enemy, never into its own side's")
+
+
 # -------------------------------------------------------------- shooting at and from units inside
 
 @pytest.mark.parametrize("experience, need", [("inexperienced", 4), ("regular", 5), ("veteran", 6)])

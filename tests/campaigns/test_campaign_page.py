@@ -180,6 +180,17 @@ def test_the_ground_and_map_show_a_disposable_heroes_crew_in_its_state(client, d
     assert "routed" in text_of(response, f"ground-{pit.pk}")
 
 
+def test_the_next_session_says_what_carries_over(client, demo):
+    """Bunker crews carry over in Disposable Heroes; a Bolt Action campaign has none to mention."""
+    finish_first_session(demo)
+    text = text_of(signed(client, demo.organiser).get(campaign_url(demo)), "start-session")
+    assert "damage, rubble, losses carry over, units' pins are cleared" in text
+    winter = Campaign.objects.get(name="Winter Line")
+    services.finish_battle(battle_id=winter.battles.get().pk, user=demo.olga, winner="A")
+    text = text_of(signed(client, demo.olga).get(reverse("campaign", args=[winter.pk])), "start-session")
+    assert "damage, rubble, losses and bunker crews (their pins too) carry over" in text
+
+
 def test_rosters_show_losses_and_strike_through_destroyed_units(client, demo):
     Unit.objects.filter(pk=demo.unit("B", "Grenadier Squad 1").pk).update(models_left=0, destroyed=True, floor=None)
     Unit.objects.filter(pk=demo.unit("A", "1st Rifle Squad").pk).update(models_left=6)

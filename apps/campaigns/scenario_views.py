@@ -235,6 +235,7 @@ def builder_with_errors(request, scenario, **overrides):
 @one_writer
 def scenario_settings(request, pk):
     scenario = editable_scenario(request, pk)
+    ruleset = scenario.ruleset  # before the form's validation writes the new one onto the instance
     form = ScenarioForm(request.POST, instance=scenario)
     if not form.is_valid():
         return builder_with_errors(request, scenario, settings_form=form)
@@ -246,6 +247,9 @@ def scenario_settings(request, pk):
         if seen is not None:
             query = query.filter(version=seen)
         saved = query.update(**fields, version=F("version") + 1, updated_at=timezone.now())
+        if saved and fields.get("ruleset") != ruleset and has_crews(fields.get("ruleset")):
+            # Its bunkers placed under another ruleset have no crew: they get the sheet's, as if added now.
+            scenario.structures.man_sheets()
     current = None if saved else Scenario.objects.get(pk=scenario.pk)
     # A newer version holding exactly these settings is this same form sent twice (a double tap): saved.
     if current is not None and any(getattr(current, name) != value for name, value in fields.items()):

@@ -131,6 +131,13 @@ class StructureQuerySet(models.QuerySet):
             "floors__openings", "floors__occupant", "connections"
         )
 
+    def man_sheets(self):
+        """Give each structure with a sheet and no crew at all (none left, none walked out) the sheet's
+        full crew, as a Disposable Heroes structure gets when it is added: for a scenario switched to
+        Disposable Heroes after its bunkers were placed under another ruleset."""
+        total = BunkerSheet.objects.filter(pk=models.OuterRef("sheet_id")).values("crew_total")[:1]
+        return self.filter(sheet__isnull=False, crew_men=0, crew_left=0).update(crew_men=models.Subquery(total))
+
 
 class Structure(models.Model):
     """A building or fortification on the table.

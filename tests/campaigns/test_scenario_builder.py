@@ -195,6 +195,31 @@ def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
                                                  f"structure-{bunker.pk}")
 
 
+def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
+    """Scenarios start as Bolt Action: a bunker placed then has no crew. Saved as Disposable Heroes,
+    each sheet's bunker gets the sheet's full crew, as if added now; a crew already set is kept."""
+    signed_in(client, demo.designer)
+    assert new_scenario(client, demo, name="Ford", ruleset="ba").status_code == 302
+    ford = Scenario.objects.get(name="Ford")
+    log, block = (BunkerSheet.objects.get(club=None, slug=slug)
+                  for slug in ("soviet-at-hmg-loghouse", "german-concrete-blockhouse"))
+    for sheet in (log, block):
+        assert add(client, ford, "bunker", sheet=sheet.pk).status_code == 302
+    add(client, ford, "house-stone-1")
+    assert not ford.structures.exclude(crew_men=0).exists()
+    Structure.objects.filter(scenario=ford, sheet=block).update(crew_side="B", crew_men=20)  # as set before
+    data = {"name": "Ford", "description": "", "table_width": "48", "table_depth": "36", "ruleset": "dh",
+            "weather": "clear", "fires": "on", "version": str(ford.version)}
+    assert client.post(reverse("scenario_settings", args=[ford.pk]), data).status_code == 302
+    crews = {s.name: (s.crew_side, s.crew_men) for s in ford.structures.all()}
+    assert crews == {log.name: ("", 12), block.name: ("B", 20), "Stone house, 1 floor": ("", 0)}
+    # Saved again as Disposable Heroes, nothing changes.
+    Structure.objects.filter(scenario=ford, sheet=log).update(crew_men=0, crew_left=12)
+    data["version"] = str(Scenario.objects.get(pk=ford.pk).version)
+    client.post(reverse("scenario_settings", args=[ford.pk]), data)
+    assert ford.structures.get(sheet=log).crew_men == 0
+
+
 def test_the_forces_say_which_vehicles_are_heavy_tanks(client, demo):
     html = body(signed_in(client, demo.designer).get(reverse("scenario", args=[demo.village.pk])))
     assert "Vehicle (heavy tank), 1 model, veteran" in html

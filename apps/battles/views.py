@@ -178,7 +178,8 @@ def map_of(battle, structures, units):
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures)
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
-            "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6)}
+            "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
+            "crews": any(s.crewed for s in structures)}  # the key explains P / R / 0 only where they can show
 
 
 def fan_out(pieces, step=2.1):

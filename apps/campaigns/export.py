@@ -28,7 +28,7 @@ from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
-                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, crewless,
+                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, crewless, drop_crew,
                                     export_scenario, export_structure, export_unit, free_name, load_grounds,
                                     resolve_sheets)
 from apps.campaigns.models import Campaign, Club, Scenario
@@ -456,8 +456,7 @@ def clean_before(path, value, c, campaign, ruleset=None):
                 values[field] = [c.integer(item(here, k), w, 0, 49) for k, w in enumerate(c.array(here, v, 50) or [])]
             else:
                 values[field] = c.integer(here, v, 0, 3 if field == "crew_pins" else 2147483647)
-            if field in NO_CREW and crewless(ruleset) and values[field] not in (None, NO_CREW[field]):
-                c.error(here, crewless(ruleset))
+        drop_crew(c, at, ruleset, values, {}, fields=tuple(NO_CREW))
         structures.append(values)
     units = []
     for i, row in enumerate(f(d, path, "units", c.array, 5000, default=list) or []):
@@ -616,6 +615,7 @@ def clean_campaign(c, data, warnings):
         cleaned = clean_scenario(sub, raw) if check_document(sub, raw, SCENARIO_FORMAT, SCENARIO_VERSION) else None
         for path, message in sub.errors:
             c.error(item("scenarios", i) if path == ROOT else f"{item('scenarios', i)}.{path}", message)
+        c.notes += [f"{item('scenarios', i)}.{note}" for note in sub.notes]
         scenarios.append((raw, cleaned))
     doc["scenarios"] = scenarios
 
@@ -659,7 +659,7 @@ def import_campaign(data, *, club, user):
             campaign = _write(doc, club, user, warnings)
     except DatabaseError as exc:
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None
-    campaign.import_warnings = warnings
+    campaign.import_warnings = warnings + c.notes
     return campaign
 
 

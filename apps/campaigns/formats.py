@@ -303,7 +303,7 @@ def clean_structure(c, path, value, *, width, depth, materials, sheets, broken, 
         "connections": f(d, path, "connections", connections, c, count, default=list),
     }
     out["state"] = f(d, path, "state", clean_state, c, out, default=dict)
-    refuse_crew(c, path, ruleset, out, out["state"])
+    drop_crew(c, path, ruleset, out, out["state"])
     return out
 
 
@@ -315,17 +315,21 @@ def crewless(ruleset):
             "units hold a bunker, as they hold a building)")
 
 
-def refuse_crew(c, path, ruleset, structure, state, fields=("crew_side", "crew_men")):
-    """Every crew value a structure of a crewless ruleset is given, refused at its own path."""
+def drop_crew(c, path, ruleset, structure, state, fields=("crew_side", "crew_men")):
+    """A crewless ruleset's structure keeps no crew value it is given. Left out with a note rather than
+    refused: files this app wrote before Bolt Action bunkers lost their sheet crews carry them."""
     why = crewless(ruleset)
     if why is None:
         return
+    dropped = False
     for key in fields:
         if structure.get(key) not in (None, NO_CREW[key]):
-            c.error(join(path, key), why)
-    for key, value in (state or {}).items():
-        if key in NO_CREW and value not in (None, NO_CREW[key]):
-            c.error(join(join(path, "state"), key), why)
+            structure[key], dropped = NO_CREW[key], True
+    for key in list(state or {}):
+        if key in NO_CREW and state[key] not in (None, NO_CREW[key]):
+            state[key], dropped = NO_CREW[key], True
+    if dropped:
+        c.note(path, f"its crew was left out: {why}")
 
 
 def angle(path, value, c):
@@ -670,7 +674,7 @@ def resolve_sheets(bodies, club):
 def import_scenario(data, *, club, user):
     """A new scenario of `club` from a parsed "redoubt.scenario" document, with its structures,
     sheets and forces. Raises FormatErrors listing every problem (nothing is saved then). A name the
-    club already uses gets " (2)", " (3)"…"""
+    club already uses gets " (2)", " (3)"…; the scenario's `import_warnings` names what was left out."""
     _check_designer(club, user)
     c = Checker()
     doc = clean_scenario(c, data) if check_document(c, data, SCENARIO_FORMAT, SCENARIO_VERSION) else None
@@ -679,9 +683,11 @@ def import_scenario(data, *, club, user):
     try:
         with transaction.atomic():
             Club.lock(club.pk)
-            return _write(doc, club, user)
+            scenario = _write(doc, club, user)
     except DatabaseError as exc:
         raise FormatErrors([(ROOT, f"could not be saved: {str(exc).strip().splitlines()[0]}")]) from None
+    scenario.import_warnings = c.notes
+    return scenario
 
 
 def _write(doc, club, user):

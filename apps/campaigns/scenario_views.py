@@ -683,6 +683,8 @@ def scenario_export(request, pk):
 def scenario_import(request):
     def done(scenario):
         messages.success(request, f"Imported the scenario {scenario.name} into {scenario.club.name}.")
+        for warning in scenario.import_warnings:
+            messages.warning(request, warning)
         return back_to(scenario)
 
     return run_import(request, "scenarios/import.html", import_scenario, done, extra={"action": request.path})

@@ -150,6 +150,10 @@ class Checker:
 
     def __init__(self):
         self.errors = []
+        self.notes = []  # what was read but left out, told to the importer with the result
+
+    def note(self, path, message):
+        self.notes.append(f"{path or ROOT}: {message}")
 
     def error(self, path, message):
         self.errors.append((path or ROOT, message))

@@ -22,6 +22,7 @@ from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Invite, Membership, Role, Scenario, SpectatorLink
 from apps.structures.models import BunkerSheet, Floor, Opening, Structure
 from tests import factories
+from tests.campaigns.test_pages import LOGHOUSE
 
 PASSWORD = "year-club-pw"
 
@@ -32,25 +33,8 @@ YEARS = dict(members=30, sheets=30, scenarios=25, structures=40, units=6, campai
 SMALL = dict(members=3, sheets=1, scenarios=1, structures=2, units=2, campaigns=1, sessions=1, battles=2,
              entries=3, invites=1)
 
-SHEET = {
-    "kind": "bunker", "dm": 0, "crew_total": 12, "leaders": {"NCO": 1},
-    "locations": {
-        "front": [{"location": "Walls", "d10_from": 1, "d10_to": 8, "av": 75},
-                  {"location": "Vision", "d10_from": 9, "d10_to": 10, "av": 10}],
-        "side": [{"location": "Walls", "d10_from": 1, "d10_to": 10, "av": 75}],
-        "rear": [{"location": "Walls", "d10_from": 1, "d10_to": 8, "av": 50},
-                 {"location": "Entrance", "d10_from": 9, "d10_to": 10, "av": 25}],
-        "top": {"av": 25},
-    },
-    "weapons": [
-        {"crew": 3, "name": "45mm", "location": "Main Gun", "range": 48, "rof": 1, "ap": 1, "mm": -1, "dm": -1,
-         "special": ""},
-        {"crew": 3, "name": "Maxim", "location": "Infantry", "range": 60, "rof": 4, "ap": 8, "mm": -3, "dm": -3,
-         "special": "No Acq."},
-    ],
-    "features": ["Basic Sights"], "penetration_weapon": "45mm",
-    "penetration_row": [12, 24, 36, 48, 60, 72, 84, 96, 108, 120],
-}
+# The library loghouse the page tests use, under each sheet's own slug and name.
+SHEET = {key: value for key, value in LOGHOUSE.items() if key not in ("slug", "name")}
 
 
 @dataclass

@@ -80,6 +80,19 @@ def check(page, radio):
     expect(page.locator(radio)).to_be_checked()
 
 
+def aim_the_field_gun(page, units, shell, *, own_dice=False):
+    """The demo's bench shot, chosen as a player does: the Field gun team's HE at Grenadier Squad 2, a
+    hit; with `own_dice`, "I rolled", and its two dice fields showing."""
+    choose(page, "#id_attacker", units[("A", "Field gun team")])
+    choose(page, "#id_weapon", shell)
+    choose(page, "#id_target", units[("B", "Grenadier Squad 2")])
+    if own_dice:
+        check(page, '#id_dice_mode input[value="player"]')
+    check(page, '#id_hit input[value="yes"]')
+    if own_dice:
+        expect(page.locator(".die-input")).to_have_count(2)
+
+
 def die(page, index, face):
     """Type one die as a thumb would (key presses: `fill` would also fire a change event no phone
     sends). A d6 is one digit, so battle.js asks for the next die straight away."""
@@ -232,12 +245,7 @@ def test_dice_typed_while_the_form_answers_are_on_their_way_are_kept(live_server
     townhouse, sid, units, shell = ids(demo)
     alice = sign_in(watch("alice"), live_server.url, "alice")
     alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
-    choose(alice, "#id_attacker", units[("A", "Field gun team")])
-    choose(alice, "#id_weapon", shell)
-    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
-    check(alice, '#id_dice_mode input[value="player"]')
-    check(alice, '#id_hit input[value="yes"]')
-    expect(alice.locator(".die-input")).to_have_count(2)
+    aim_the_field_gun(alice, units, shell, own_dice=True)
 
     # Hold the answer to the first die until the second is typed: the slow network, made certain.
     held = []
@@ -534,10 +542,7 @@ def test_a_lost_answer_says_so_and_the_same_tap_again_resolves_once(live_server,
     alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
     notice = alice.locator("#connection")
     expect(notice).to_be_hidden()
-    choose(alice, "#id_attacker", units[("A", "Field gun team")])
-    choose(alice, "#id_weapon", shell)
-    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
-    check(alice, '#id_hit input[value="yes"]')
+    aim_the_field_gun(alice, units, shell)
     seq = newest_seq(demo) + 1
 
     def lose_the_answer(route):

@@ -13,7 +13,7 @@ from apps.battles.models import Battle, LogEntry
 from apps.campaigns.models import Scenario
 from apps.structures.models import Structure
 from tests.browser.conftest import QUIET, sign_in
-from tests.browser.test_battle_screen import check, choose, ids, newest_seq, swapped
+from tests.browser.test_battle_screen import aim_the_field_gun, choose, ids, newest_seq, swapped
 
 pytestmark = [pytest.mark.browser]
 
@@ -85,12 +85,7 @@ def test_resolve_tapped_while_the_form_still_answers_the_dice_is_resolved(live_s
     townhouse, sid, units, shell = ids(demo)
     alice = sign_in(watch("alice"), live_server.url, "alice")
     alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
-    choose(alice, "#id_attacker", units[("A", "Field gun team")])
-    choose(alice, "#id_weapon", shell)
-    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
-    check(alice, '#id_dice_mode input[value="player"]')
-    check(alice, '#id_hit input[value="yes"]')
-    expect(alice.locator(".die-input")).to_have_count(2)
+    aim_the_field_gun(alice, units, shell, own_dice=True)
     seq = newest_seq(demo) + 1
     since = len(watch.problems.items)
 
@@ -233,10 +228,7 @@ def test_an_answer_that_arrives_after_the_poll_brought_the_same_entry(live_serve
     townhouse, sid, units, shell = ids(demo)
     alice = sign_in(watch("alice"), live_server.url, "alice")
     alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
-    choose(alice, "#id_attacker", units[("A", "Field gun team")])
-    choose(alice, "#id_weapon", shell)
-    choose(alice, "#id_target", units[("B", "Grenadier Squad 2")])
-    check(alice, '#id_hit input[value="yes"]')
+    aim_the_field_gun(alice, units, shell)
     seq = newest_seq(demo) + 1
     assert LogEntry.objects.get(battle=demo, seq=seq - 1).turn == demo.turn  # the heading above it goes
     held = []

@@ -3,12 +3,10 @@ thread (and database connection) per request: nothing fails on a unique constrai
 half saved, and each answer says what happened."""
 
 import re
-import threading
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
@@ -16,31 +14,9 @@ from apps.campaigns.formats import export_scenario
 from apps.campaigns.models import Campaign, Club, Scenario
 from apps.structures.formats import dumps, export_sheet
 from apps.structures.models import BunkerSheet
+from tests.battles.test_concurrency import run_together as at_once  # each request on its own thread
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-
-def at_once(*requests):
-    """Send every request at the same instant, each from its own thread; the answers in order."""
-    barrier = threading.Barrier(len(requests))
-    answers, errors = [None] * len(requests), []
-
-    def send(i, request):
-        try:
-            barrier.wait()
-            answers[i] = request()
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=send, args=(i, r)) for i, r in enumerate(requests)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
-    return answers
 
 
 def tab(user):

@@ -114,6 +114,33 @@ def count_wrong_code(ip, now=None):
         SignInFailure.objects.create(username=WRONG_CODE, ip=ip, at=now or timezone.now())
 
 
+# Password-reset mail: each request counts with its address's failed sign-ins and wrong codes (a
+# script cannot mail without end from one place), and at most PER_ADDRESS mails go to one email
+# address in WINDOW, whoever asks (nobody's inbox is flooded). Counted whether or not an account has
+# the address, so the answer still tells nothing about who has an account.
+RESET = "#password-reset:"
+RESETS_PER_ADDRESS = 3
+
+
+def claim_reset(email, ip, now=None):
+    """Count this password-reset request in, or say why it is refused (and count nothing)."""
+    now = now or timezone.now()
+    marker = (RESET + str(email).strip().lower())[:150]
+    with transaction.atomic():
+        _serialise(f"reset:{marker}", f"ip:{ip}" if ip else "")
+        recent = SignInFailure.objects.filter(at__gte=now - WINDOW)
+        limits = [(recent.filter(username=marker), RESETS_PER_ADDRESS,
+                   "Reset links were sent to this address a few times already: check its inbox (and spam folder)")]
+        if ip is not None:
+            limits.append((recent.filter(ip=ip), PER_IP, "Too many reset requests or failed sign-ins from your network"))
+        for rows, limit, words in limits:
+            if rows.count() >= limit:
+                oldest = rows.order_by("at").values_list("at", flat=True).first()
+                return f"{words}. Ask again in {_minutes_left(oldest, now)}."
+        SignInFailure.objects.create(username=marker, ip=ip, at=now)
+    return None
+
+
 def clear_attempts(username):
     """A successful sign-in wipes the user name's count (its own attempt included)."""
     SignInFailure.objects.filter(username=username).delete()

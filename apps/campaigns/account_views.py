@@ -4,14 +4,15 @@ pages are Django's own views with our templates (config/urls.py)."""
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.views import LoginView, PasswordResetConfirmView
+from django.contrib.auth.views import LoginView, PasswordResetConfirmView, PasswordResetView
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.debug import sensitive_post_parameters
 
-from apps.campaigns.account_forms import SignUpForm, ThrottledAuthenticationForm, clear_attempts, throttle_name
+from apps.campaigns.account_forms import (SignUpForm, ThrottledAuthenticationForm, claim_reset, clear_attempts,
+                                          client_ip, throttle_name)
 
 
 class SignInView(LoginView):
@@ -22,6 +23,19 @@ class SignInView(LoginView):
         if form.throttled:
             response.status_code = 429
         return response
+
+
+class AskResetView(PasswordResetView):
+    """Django's reset request, throttled (`claim_reset`): refused beside the address, nothing mailed."""
+
+    def form_valid(self, form):
+        refused = claim_reset(form.cleaned_data["email"], client_ip(self.request))
+        if refused:
+            form.add_error("email", refused)
+            response = self.form_invalid(form)
+            response.status_code = 429
+            return response
+        return super().form_valid(form)
 
 
 class ResetPasswordView(PasswordResetConfirmView):

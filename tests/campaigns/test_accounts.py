@@ -22,6 +22,7 @@ from apps.campaigns.account_forms import PER_IP, PER_USERNAME, claim_attempt
 from apps.campaigns.models import SignInFailure
 from tests.campaigns.test_pages import PASSWORD, assert_csp_clean, fast_passwords  # noqa: F401
 from tests.campaigns.test_pages import body as raw_body
+from tests.campaigns.test_pages import page
 
 GOOD = "a-long-Pass-phrase-77"
 
@@ -175,6 +176,38 @@ def test_password_reset_for_an_unknown_address_looks_the_same_and_sends_nothing(
     response = Client().post(reverse("password_reset"), {"email": "nobody@example.org"})
     assert response["Location"] == reverse("password_reset_done")
     assert mailoutbox == []
+
+
+def test_reset_mail_to_one_address_is_paused_after_three_beside_the_field(alice, mailoutbox):
+    """Anyone may ask for a member's reset link: not without end. The fourth request for one address
+    in 15 minutes is refused beside the field, mails nothing, and reads the same for an address no
+    account has (the answer must not tell who has one)."""
+    for n in range(account_forms.RESETS_PER_ADDRESS):
+        response = Client(REMOTE_ADDR=f"10.0.1.{n}").post(reverse("password_reset"), {"email": "Alice@example.org"})
+        assert response.status_code == 302
+    assert len(mailoutbox) == account_forms.RESETS_PER_ADDRESS
+    for email in ("alice@example.org", "nobody@example.org"):
+        for _ in range(account_forms.RESETS_PER_ADDRESS if email.startswith("nobody") else 0):
+            Client(REMOTE_ADDR="10.0.2.1").post(reverse("password_reset"), {"email": email})
+        response = Client(REMOTE_ADDR="10.0.3.1").post(reverse("password_reset"), {"email": email})
+        assert response.status_code == 429
+        errors = page(response).find("id_email_error").text()
+        assert "Reset links were sent to this address a few times already" in errors and "Ask again in" in errors
+    assert len(mailoutbox) == account_forms.RESETS_PER_ADDRESS
+
+
+def test_reset_requests_count_with_an_addresss_failed_sign_ins(alice, mailoutbox):
+    ip = "10.0.4.1"
+    for n in range(PER_IP - 1):
+        sign_in(Client(), f"guess{n}", "wrong", ip=ip)
+    assert Client(REMOTE_ADDR=ip).post(reverse("password_reset"), {"email": "alice@example.org"}).status_code == 302
+    response = Client(REMOTE_ADDR=ip).post(reverse("password_reset"), {"email": "alice@example.org"})
+    assert response.status_code == 429
+    assert "Too many reset requests or failed sign-ins from your network" in page(response).find("id_email_error").text()
+    assert len(mailoutbox) == 1
+    # Another address is not held up by this one.
+    assert Client(REMOTE_ADDR="10.0.5.1").post(reverse("password_reset"),
+                                                {"email": "alice@example.org"}).status_code == 302
 
 
 def test_sign_out_is_post_only(alice):

@@ -24,11 +24,19 @@ def signed_in(user):
     return client
 
 
-def count(call):
+def count(call, status=200):
     with CaptureQueriesContext(connection) as queries:
         response = call()
-    assert response.status_code == 200, response.status_code
+    assert response.status_code == status, response.content.decode()[-3000:]
     return len(queries.captured_queries), response
+
+
+def export_and_import_again(client, kind, pk, club):
+    """The file of the `kind` ("scenario" or "campaign") `pk`, and the queries importing it into `club` cost."""
+    text = client.get(reverse(f"{kind}_export", args=[pk])).content.decode()
+    queries, _ = count(lambda: client.post(reverse(f"{kind}_import"), {"club": club.pk, "text": text}),
+                       status=302 if kind == "scenario" else 303)
+    return text, queries
 
 
 def pages(y):
@@ -148,11 +156,7 @@ def test_a_scenario_file_is_imported_in_the_same_queries_however_much_ground_it_
     counts = {}
     for name, y in (("small", small), ("large", large)):
         client = signed_in(y.designer)
-        text = client.get(reverse("scenario_export", args=[y.scenarios[0].pk])).content.decode()
-        with CaptureQueriesContext(connection) as queries:
-            response = client.post(reverse("scenario_import"), {"club": y.club.pk, "text": text})
-        assert response.status_code == 302, response.content.decode()[-3000:]
-        counts[name] = len(queries.captured_queries)
+        text, counts[name] = export_and_import_again(client, "scenario", y.scenarios[0].pk, y.club)
         imported = Scenario.objects.get(club=y.club, name="Scenario 0 (2)")
         # The copy exports as the original did: ground, floors, openings, connections, forces, sheets.
         original = json.loads(text)
@@ -176,11 +180,7 @@ def test_a_campaign_file_is_imported_in_the_same_queries_however_many_sessions_i
     counts = {}
     for name, y in (("small", small), ("large", large)):
         client = signed_in(y.organiser)
-        text = client.get(reverse("campaign_export", args=[y.campaigns[0].pk])).content.decode()
-        with CaptureQueriesContext(connection) as queries:
-            response = client.post(reverse("campaign_import"), {"club": y.club.pk, "text": text})
-        assert response.status_code == 303, response.content.decode()[-3000:]
-        counts[name] = len(queries.captured_queries)
+        text, counts[name] = export_and_import_again(client, "campaign", y.campaigns[0].pk, y.club)
         imported = Campaign.objects.get(club=y.club, name="Campaign 0 (2)")
         # It exports as the original did: every session with its ground, forces, log and times.
         again = json.loads(client.get(reverse("campaign_export", args=[imported.pk])).content)

@@ -28,7 +28,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 install_locked() {
-    local lock=$1 stamp=".venv/.installed-$(basename "$lock")"
+    # Two statements: bash expands a `local` line's words before it assigns any of them.
+    local lock=$1
+    local stamp=".venv/.installed-$(basename "$lock")"
     if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
         echo "Installing dependencies from $lock"
         .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$lock"

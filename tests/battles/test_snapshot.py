@@ -55,6 +55,43 @@ def test_rows_are_what_the_orm_builds(battle):
     assert all(isinstance(s.sheet.weapons, list) for s in loaded.structures.values() if s.sheet_id)
 
 
+def test_rows_are_built_as_from_db_builds_them(battle):
+    """`_Reader.build` skips Model.__init__: the instance must hold what from_db's would, no more."""
+    loaded = snap.load(battle)
+    row = next(s for s in loaded.structures.values() if s.sheet_id)
+    orm = Structure.from_db("default", [f.attname for f in Structure._meta.concrete_fields],
+                            [getattr(row, f.attname) for f in Structure._meta.concrete_fields])
+
+    def own(instance):
+        return {k: v for k, v in vars(instance).items() if k in {f.attname for f in Structure._meta.concrete_fields}}
+
+    assert own(row) == own(orm) and len(own(row)) == len(Structure._meta.concrete_fields)
+    assert (row._state.adding, row._state.db) == (False, "default")
+    # The log panel's entries leave the large JSON columns out: deferred, as the ORM's .only() would.
+    entry = snap.ENTRIES.build([None] * snap.ENTRIES.width)
+    assert {"inputs", "outcome", "undo"} <= entry.get_deferred_fields()
+
+
+def test_a_model_someone_listens_to_is_built_by_the_orm(battle):
+    from django.db.models.signals import post_init
+
+    seen = []
+
+    def listener(sender, instance, **kwargs):
+        seen.append(instance.pk)
+
+    post_init.connect(listener, sender=Structure)
+    try:
+        reader = snap._Reader(Structure)
+        with connection.cursor() as cursor:
+            cursor.execute(snap._sql("SELECT {s} FROM {structure} s WHERE s.battle_id = %s", s=reader.columns("s")),
+                           [battle.pk])
+            built = reader.build(cursor.fetchone())
+    finally:
+        post_init.disconnect(listener, sender=Structure)
+    assert seen == [built.pk]
+
+
 def test_the_rules_see_each_floors_openings_and_firing_slits_by_side(battle):
     """Bolt Action fires into a bunker through its slits only (BA-52): the state must tell them apart."""
     state = snap.load(battle).state

@@ -296,6 +296,35 @@ def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
     assert Club.objects.get(slug="new-host").campaigns.count() == 0
 
 
+def test_what_a_log_entry_carries_freely_is_checked_to_the_key(demo):
+    """Inputs, dice, outcome and undo data are free-form JSON: whatever the database cannot store is
+    named by its path (they are first checked without paths, as a long campaign's log is large)."""
+    history(demo)
+    bad = json.loads(export_text(demo.campaign))
+    log = bad["battles"][0]["log"]
+    deep = 1
+    for _ in range(40):
+        deep = [deep]
+    log[0]["inputs"]["note"] = "a\x00b"
+    log[1]["inputs"]["odd key"] = {"x": "\ud800"}
+    log[2]["outcome"]["n"] = 1e308
+    log[3]["dice"] = [deep]
+    # As deep as allowed, a leaf still counts as a level: 32 lists and no more.
+    just = 1
+    for _ in range(31):
+        just = [just]
+    log[4]["inputs"]["fine"] = just
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(bad, club=fresh_club(demo), user=demo.organiser)
+    errors = dict(caught.value.errors)
+    assert errors["battles[0].log[0].inputs.note"] == "must not contain a NUL character"
+    assert errors['battles[0].log[1].inputs["odd key"].x'] == "contains a character that is not valid Unicode"
+    assert errors["battles[0].log[2].outcome.n"] == "is too large"
+    assert any(path.startswith("battles[0].log[3].dice[0]") and message.startswith("is nested too deeply")
+               for path, message in caught.value.errors)
+    assert not any(path.startswith("battles[0].log[4]") for path in errors)
+
+
 def test_a_bolt_action_campaign_file_giving_a_bunker_a_crew_is_imported_without_it_and_says_where(demo):
     """Sheet crews are Disposable Heroes': a Bolt Action file that gives its loghouse one, in the
     campaign's ground, in a session or in what reopening a session restores (as every file this app

@@ -442,8 +442,25 @@ NOT_CHOSEN = frozenset({"csrfmiddlewaretoken", "client_token", "preview", "card"
 
 def chosen_url(battle, data):
     """The page with the form's choices (and dice) in its address, opened at the form."""
-    query = urlencode([(k, v) for k, values in data.lists() if k not in NOT_CHOSEN for v in values if v])
-    return reverse("battle", args=[battle.pk]) + (f"?{query}" if query else "") + "#attack-panel"
+    return shown_url(battle, data) + "#attack-panel"
+
+
+def shown_url(battle, data, card=""):
+    """The page's address holding the form's choices (and dice typed) and the structure whose card is
+    open (`target`, when not the form's own structure): what a reload must open again. Answers to the
+    htmx taps write it into the address bar (HX-Replace-Url), or a phone that reloads, or slept and was
+    reloaded by its browser, lost the card, the action and "I rolled" mid-attack."""
+    query = [(k, v) for k, values in data.lists() if k not in NOT_CHOSEN and k not in NOT_SHOWN
+             for v in values if v]
+    if card and card != data.get("structure"):
+        query = [(k, v) for k, v in query if k != "target" or v.startswith("u")] + [("target", card)]
+    query = urlencode(query)
+    return reverse("battle", args=[battle.pk]) + (f"?{query}" if query else "")
+
+
+# Sent by the page's script or links with a request, never a choice to keep (`changed`: the input the
+# player just changed; `result`: a resolve's own address names it).
+NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn"})
 
 
 def form_data(source, target=None):
@@ -694,10 +711,12 @@ def battle_form(request, pk):
         for row in form.dice:
             row.focus = False
     sid = form.data.get("structure", "")
-    return render(request, "battles/battle.html#form_update", {
+    response = render(request, "battles/battle.html#form_update", {
         "battle": battle, "viewer": viewer, "board": board, "form": form, "oob": True,
         "card_structure": board.structure(sid), "card_sid": sid,
     })
+    response["HX-Replace-Url"] = shown_url(battle, request.GET)
+    return response
 
 
 @login_required
@@ -728,10 +747,12 @@ def battle_card(request, pk, sid):
         if enemy and fields.get("target") == "unit" and (aims_at_structure or not data.get("target")):
             data["target"] = enemy
     form = attack_form(request, battle, board, viewer, data) if "action" in request.GET else None
-    return render(request, "battles/battle.html#card_update", {
+    response = render(request, "battles/battle.html#card_update", {
         "battle": battle, "viewer": viewer, "board": board, "form": form, "oob_form": True,
         "card_structure": board.structure(sid), "card_sid": sid,
     })
+    response["HX-Replace-Url"] = shown_url(battle, data, card=sid) if form is not None else page_url(battle, target=sid)
+    return response
 
 
 @login_required
@@ -806,7 +827,9 @@ def battle_resolve(request, pk):
     response = updates_response(request, context)
     # The address names this result while it has follow-ups (a damage roll owed): a reload, or a phone
     # that slept, opens the page with them still offered (battle_detail's `result`).
-    response["HX-Replace-Url"] = page_url(battle, target=target,
+    # The same action and dice mode as the form now drawn, as the plain form's redirect keeps them.
+    response["HX-Replace-Url"] = page_url(battle, target=target, action=action,
+                                          dice_mode="player" if data.get("dice_mode") == "player" else None,
                                           result=entry.seq if form is not None and form.follow_ups else None)
     return response
 

@@ -1661,13 +1661,69 @@ def test_the_address_keeps_a_result_while_a_damage_roll_is_owed(client, w):
     signed(client, w.alice)
     response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="2"), **HTMX)
     entry = LogEntry.objects.get(battle=w.battle, action="ba_he")
-    assert response["HX-Replace-Url"] == url(w, "battle") + f"?target={sid(w.house)}&result={entry.seq}"
+    assert response["HX-Replace-Url"] == url(w, "battle") + f"?target={sid(w.house)}&action=ba_he&dice_mode=player" \
+                                                            f"&result={entry.seq}"
     reopened = page(client.get(response["HX-Replace-Url"])).find("attack-form")
     assert [a.text() for a in reopened.find_all("a", cls="button-link")][0].startswith("Roll damage: 3 hits")
     # A move owes nothing: the address drops the result.
     moved = client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.rifles), "x": "11", "y": "5",
                                                    "client_token": str(uuid.uuid4())}, **HTMX)
-    assert moved["HX-Replace-Url"] == url(w, "battle")
+    assert moved["HX-Replace-Url"] == url(w, "battle") + "?action=move"
+
+
+def chosen(form, name):
+    """The value a reopened form shows for `name`: the selected option, the checked radio, or the input's."""
+    for node in form.iter():
+        if node.attrs.get("name") != name:
+            continue
+        if node.tag == "select":
+            return next((o.attrs["value"] for o in node.find_all("option") if "selected" in o.attrs), None)
+        if node.attrs.get("type") == "radio":
+            if "checked" in node.attrs:
+                return node.attrs["value"]
+            continue
+        return node.attrs.get("value")
+    return None
+
+
+def test_a_reload_opens_the_card_and_the_choices_the_phone_showed(client, w):
+    """With JavaScript the taps and form changes are answered in place: each answer writes the page's
+    address (HX-Replace-Url), so a reload, or a phone whose browser reloads it after a sleep, opens the
+    same card, action, choices and "I rolled" rather than a blank form."""
+    signed(client, w.alice)
+    tapped = client.get(url(w, "battle_card", sid(w.house)), {"action": "ba_he", "dice_mode": "player"}, **HTMX)
+    address = tapped["HX-Replace-Url"]
+    assert urlsplit(address).path == url(w, "battle")
+    reopened = page(client.get(address))
+    assert text_of(body(client.get(address)), "card-title") == "Brick house"
+    form = reopened.find("attack-form")
+    assert (chosen(form, "action"), chosen(form, "structure"), chosen(form, "dice_mode")) == \
+        ("ba_he", sid(w.house), "player")
+    # The tap aimed the form at the one enemy inside: kept too.
+    assert chosen(form, "target") == uid(w.squad)
+
+    # Changing the form (the attacking unit, a die typed) writes the address again; what the page's
+    # script adds to the request (which input changed) and the one-time token stay out of it.
+    changed = client.get(url(w, "battle_form"), {"action": "ba_he", "dice_mode": "player", "structure": sid(w.house),
+                                                 "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "target": uid(w.squad),
+                                                 "hit": "yes", "went_down": "no", "pins": "1", "dice_0": "4",
+                                                 "client_token": str(uuid.uuid4()), "changed": "dice_0"}, **HTMX)
+    query = parse_qs(urlsplit(changed["HX-Replace-Url"]).query)
+    assert "changed" not in query and "client_token" not in query and query["dice_0"] == ["4"]
+    form = page(client.get(changed["HX-Replace-Url"])).find("attack-form")
+    assert (chosen(form, "attacker"), chosen(form, "weapon"), chosen(form, "dice_0")) == \
+        (uid(w.gun), f"w{w.he.pk}", "4")
+
+
+def test_a_card_tapped_by_someone_who_only_watches_reopens_on_reload(client, w):
+    from django.contrib.auth.models import User
+
+    watcher = User.objects.create_user("wendy", password="x")  # in the club, commanding no side here
+    Membership.objects.create(club=w.battle.club, user=watcher, role=Role.PLAYER)
+    signed(client, watcher)
+    tapped = client.get(url(w, "battle_card", sid(w.house)), **HTMX)
+    assert tapped["HX-Replace-Url"] == url(w, "battle") + f"?target={sid(w.house)}"
+    assert text_of(body(client.get(tapped["HX-Replace-Url"])), "card-title") == "Brick house"
 
 
 def test_detection_offers_the_other_sides_pieces_and_the_weapons_of_the_one_that_fired(client, lg):

@@ -618,3 +618,24 @@ def test_target_in_the_structure_list_takes_the_keyboard_focus_to_the_card(live_
     expect(alice.locator("#card-title")).to_have_text("Brick townhouse")
     expect(alice.locator("#card-title")).to_be_focused()
     expect(alice.locator("#card-title")).to_be_in_viewport()
+
+
+def test_a_reload_mid_attack_opens_the_same_card_and_choices(live_server, demo, watch):
+    """A phone reloaded mid-attack (a thumb on reload, a browser that reloads a tab after the phone
+    slept) opens the card tapped, the action, the unit and weapon chosen and "I rolled", as they were."""
+    townhouse, sid, units, shell = ids(demo)
+    logged = newest_seq(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    with swapped(alice, "#card", "#attack-form"):
+        alice.locator(f'#map [data-structure="{sid}"]').tap()
+    aim_the_field_gun(alice, units, shell, own_dice=True)
+    die(alice, 0, 4)
+    alice.reload()
+    expect(alice.locator("#card-title")).to_have_text("Brick townhouse")
+    expect(alice.locator("#id_structure")).to_have_value(sid)
+    expect(alice.locator("#id_attacker")).to_have_value(units[("A", "Field gun team")])
+    expect(alice.locator("#id_weapon")).to_have_value(shell)
+    expect(alice.locator('#id_dice_mode input[value="player"]')).to_be_checked()
+    expect(alice.locator("#id_dice_0")).to_have_value("4")
+    assert newest_seq(demo) == logged  # nothing was resolved meanwhile

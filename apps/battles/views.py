@@ -23,6 +23,10 @@ from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import conditional_escape
+from django.utils.safestring import mark_safe
+from django.utils.text import capfirst
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -240,12 +244,40 @@ RESTORABLE = ExpressionWrapper(Q(undo__has_key="structures"), output_field=Boole
 
 
 def mark_turns(entries, turn_above=None):
-    """Newest first; an entry heads its turn's group unless the entry above it is of the same turn."""
+    """Newest first; an entry heads its turn's group unless the entry above it is of the same turn.
+    Each gets what the log shows of it ready drawn: its dice, and its time in the club's zone."""
     for entry in entries:
         entry.action_label = action_label(entry.action)
         entry.turn_head = entry.turn != turn_above
         turn_above = entry.turn
+        moment = timezone.localtime(entry.created_at)
+        entry.time_iso, entry.time = moment.isoformat(), moment.strftime("%H:%M")
+        entry.rolls = rolls_html(entry)
     return entries
+
+
+def rolls_html(entry):
+    """Each roll of the entry: its purpose, the faces as dice, what they add up to, what they decided
+    and who rolled them. Drawn here rather than by a loop of loops in the template: that was a third
+    of the time the battle page took to draw its fifty log entries."""
+    if not entry.dice:
+        return ""
+    rows = []
+    for roll in entry.dice:
+        sides, count = roll["sides"], roll["count"]
+        faces = "".join(f'<span class="die die-d{sides}">{conditional_escape(face)}</span>' for face in roll["faces"])
+        label = f"{count}d{sides}: {', '.join(str(face) for face in roll['faces'])}"
+        who = f"rolled by {entry.actor_name or 'a player'}" if roll["source"] == "player" else "rolled by the server"
+        rows.append(
+            f'\n        <li class="roll">\n'
+            f'          <span class="roll-purpose">{conditional_escape(capfirst(roll["purpose"]))}</span>\n'
+            f'          <span class="faces" role="img" aria-label="{conditional_escape(label)}">{faces}</span>\n'
+            + (f'          <span class="roll-value">→ {conditional_escape(roll["value"])}</span>\n' if count > 1 else "")
+            + (f'          <span class="roll-target">{conditional_escape(roll["target"])}</span>\n'
+               if roll.get("target") else "")
+            + f'          <span class="roll-source roll-source-{conditional_escape(roll["source"])}">d{sides}'
+              f'{f" ×{count}" if count > 1 else ""}, {conditional_escape(who)}</span>\n        </li>')
+    return mark_safe(f'<ul class="rolls" aria-label="Dice">{"".join(rows)}\n    </ul>')
 
 
 def log_page(battle, before=None, turn_above=None):

@@ -6,6 +6,7 @@ from django.db import connection
 from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from apps.armies.models import Army, Unit
 from apps.battles.log import append_entry
@@ -102,6 +103,20 @@ def test_log_newest_first_with_dice_who_rolled_and_summary(client, world):
     fire = text_of(response, "log-3")
     assert "#3 Game" in fire and "fire chance" in fire.lower() and "rolled by the server" in fire
     assert "3 entries, newest first." in text_of(response, "battle-log")
+
+
+def test_an_entrys_time_is_the_clubs_and_a_players_name_is_text(client, world, settings):
+    """The log draws its dice and times in Python (views.rolls_html): still in the host's time zone,
+    and a player's name, however odd, is text, never markup."""
+    settings.TIME_ZONE = "America/New_York"
+    LogEntry.objects.filter(battle=world.battle).update(actor_name='<b>"al"</b>')
+    entry = LogEntry.objects.get(battle=world.battle, seq=2)
+    moment = timezone.make_aware(timezone.datetime(2031, 1, 15, 23, 30), timezone.UTC)
+    LogEntry.objects.filter(pk=entry.pk).update(created_at=moment)
+    html = body(battle_page(client, world))
+    assert '<time class="muted" datetime="2031-01-15T18:30:00-05:00">18:30</time>' in html
+    assert "rolled by &lt;b&gt;&quot;al&quot;&lt;/b&gt;" in html and '<b>"al"</b>' not in html
+    assert 'aria-label="1d10: 7"' in html
 
 
 def test_undone_entries_are_marked(client, world):

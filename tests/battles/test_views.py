@@ -223,6 +223,20 @@ def test_the_map_names_each_structure_below_its_footprint(client, w):
     assert name.text() == "Brick house" and float(name.attrs["y"]) == 20 + 5 + 1.3
 
 
+def test_a_map_piece_draws_its_footprint_turned_its_fire_and_its_name_as_text(client, w):
+    """Map pieces are drawn in Python (views.piece_svg): numbers as %g prints them, words escaped."""
+    Structure.objects.filter(pk=w.house.pk).update(name='<b>"Inn"</b>', rotation=30, width=7.5, depth=4,
+                                                  fire_size=12.5, fire_started_turn=1, damage_taken=5, damage_max=20)
+    html = body(signed(client, w.alice).get(url(w, "battle")))
+    assert '<rect class="map-footprint" x="26.25" y="18" width="7.5" height="4" transform="rotate(30 30 20)"></rect>' \
+        in html
+    assert '<g class="map-fire"><rect x="-1.15" y="-1.15" width="2.3" height="2.3" rx="0.3" ' \
+           'transform="translate(30 17.6) rotate(45)"></rect><text x="30" y="17.6">12.5</text></g>' in html
+    assert '<text class="map-name" x="30" y="' in html and "&lt;b&gt;&quot;Inn&quot;&lt;/b&gt;" in html
+    assert '<b>"Inn"</b>' not in html
+    assert '<text class="map-damage" x="30" y="20">25%</text>' in html
+
+
 def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
     shed = w.structure("Garden shed by the house", x=36, y=22, width=2, depth=2)  # beside it, as low
     hut = w.structure("Hut", x=60, y=20, width=2, depth=2)

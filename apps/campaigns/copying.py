@@ -68,9 +68,8 @@ def copy_ground(structures, **owner):
     # A sheet crew only where the copy's ruleset has them (Disposable Heroes): a Bolt Action bunker
     # is held by units.
     (owner_obj,) = (obj for obj in owner.values() if obj is not None)
-    crew = {} if has_crews(owner_obj.ruleset) else NO_CREW
-    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk, **copy.deepcopy(crew))
-                                            for s in sources])
+    crews = has_crews(owner_obj.ruleset)
+    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk, **_crew(s, crews)) for s in sources])
     result.structures = {s.pk: c for s, c in zip(sources, copies)}
 
     result.floors = copy_floors(result.structures)
@@ -85,6 +84,15 @@ def copy_ground(structures, **owner):
         .values_list("from_structure_id", "to_structure_id")
     ])
     return result
+
+
+def _crew(source, crews):
+    if not crews:
+        return copy.deepcopy(NO_CREW)
+    # The campaign tally counts a crew's losses from the men it started with, which the designer may
+    # have set below the sheet's (men a scenario shows as walked out already started inside it). Set
+    # once, from the scenario: a session's copy of the campaign's ground carries the campaign's on.
+    return {"crew_start": source.crew_men + source.crew_left} if source.scenario_id is not None else {}
 
 
 def copy_floors(structures):

@@ -27,7 +27,7 @@ from apps.battles.log import entry_hash
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
-from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, _write as write_scenario, clean_rules,
+from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, SMALL, _write as write_scenario, clean_rules,
                                     clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, crewless, drop_crew,
                                     export_scenario, export_structure, export_unit, free_name, load_grounds,
                                     resolve_sheets)
@@ -36,7 +36,7 @@ from apps.campaigns.services import with_suffix
 from apps.rules.state import SequenceState
 from apps.structures.formats import (ROOT, Checker, FormatErrors, check_document, describe, item, join,
                                      number, sheet_body, show)
-from apps.structures.models import NO_CREW, Floor, Material, Opening, Structure
+from apps.structures.models import NO_CREW, Floor, Material, Opening, Structure, has_crews
 
 CAMPAIGN_FORMAT = "redoubt.campaign"
 CAMPAIGN_VERSION = 1
@@ -116,6 +116,11 @@ def _structures(ground, sheet_keys, ruleset, origins=None):
     for s in ground.structures:
         row = export_structure(s, ground.index, ruleset)
         row["sheet"] = sheet_keys[s.sheet_id] if s.sheet_id else None
+        if s.sheet_id and has_crews(ruleset):
+            # Beside crew_men, where a reader of the file looks for it.
+            keys = list(row.items())
+            at = list(row).index("crew_men") + 1
+            row = dict(keys[:at] + [("crew_start", s.crew_start)] + keys[at:])
         if origins is not None:
             row["origin"] = origins.get(s.origin_id)
         out.append(row)
@@ -392,13 +397,19 @@ def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, we
     for i, raw in enumerate(structures_in):
         path = item(join(prefix, "structures"), i)
         raw, origin = _split(raw, "origin", campaign is not None)
-        structures.append(clean_structure(c, path, raw, width=width, depth=depth, materials=materials, sheets=sheets,
-                                          broken=broken, count=len(structures_in), ruleset=ruleset))
+        raw, crew_start = _split(raw, "crew_start", True)
+        structure = clean_structure(c, path, raw, width=width, depth=depth, materials=materials, sheets=sheets,
+                                    broken=broken, count=len(structures_in), ruleset=ruleset)
         if origin is not None and not campaign["structures"]:
             c.error(join(path, "origin"), "the campaign has no structures to copy from")
             origin = None
         elif origin is not None:
             origin = c.integer(join(path, "origin"), origin, 0, len(campaign["structures"]) - 1)
+        if structure is not None:
+            source = campaign["structures"][origin] if origin is not None else None
+            structure["crew_start"] = clean_crew_start(c, join(path, "crew_start"), crew_start, structure, ruleset,
+                                                       source["crew_start"] if source else None)
+        structures.append(structure)
         origins.append(origin)
     for i, s in enumerate(structures):
         for j, other in enumerate((s or {}).get("connections") or []):
@@ -444,6 +455,32 @@ def clean_ground(c, prefix, data, *, width, depth, materials, sheets, broken, we
     if any(a["side"] is None for a in armies):
         refs.unsure = frozenset({"A", "B"} - {a["side"] for a in armies})
     return {"structures": structures, "origins": origins, "armies": armies, "refs": refs}
+
+
+def clean_crew_start(c, path, value, structure, ruleset, inherited=None):
+    """The men a structure's crew started the campaign with (`Structure.crew_start`), which the tally
+    counts losses from. A file written before the app kept it has none: a battle's structure then
+    takes the start of the campaign structure it was copied from (`inherited`), a campaign's the
+    sheet's crew, which is what the tally assumed when the file was written. Never less than the men
+    it has and those who walked out of it: no loss is negative."""
+    why = crewless(ruleset)
+    if why is not None:
+        if value not in (None, 0):
+            c.note(path, f"was left out: {why}")
+        return 0
+    state = structure["state"] or {}
+    men, left = structure["crew_men"], state.get("crew_left", 0)
+    if men is None or left is None:
+        return value  # already refused at its own path
+    if value is None:
+        sheet = structure["sheet"]
+        known = inherited if inherited is not None else sheet["crew_total"] if sheet else 0
+        return min(max(known, men + left), SMALL)
+    start = c.integer(path, value, 0, SMALL)
+    if start is not None and start < men + left:
+        has = f"the {men} men it has and the {left} who walked out of it" if left else f"the {men} men it has"
+        c.error(path, f"is fewer than {has}: a crew never gains men ({start} < {men + left})")
+    return start
 
 
 def _split(raw, key, allowed):

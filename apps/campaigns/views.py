@@ -143,10 +143,12 @@ def tally(battles, structures, armies):
         rows = army.unit_rows if army else []
         # A fortification's crew fights for its side as much as a squad does.
         crews = [s for s in structures if s.crewed and s.crew_side == side]
-        # Men who walked out (Crew leaves) are neither lost nor counted twice: they are on the roster
-        # as the sections they formed, which start with them and count their own losses.
-        crew_start = sum(s.sheet.crew_total - s.crew_left for s in crews)
-        crew_lost = sum(max(s.sheet.crew_total - s.crew_men - s.crew_left, 0) for s in crews)
+        # Losses count from the crew it started the campaign with, not the sheet's: a bunker its
+        # designer manned below the sheet lost none of the men it never had. Men who walked out (Crew
+        # leaves) are neither lost nor counted twice: they are on the roster as the sections they
+        # formed, which start with them and count their own losses.
+        crew_start = sum(s.crew_start - s.crew_left for s in crews)
+        crew_lost = sum(max(s.crew_start - s.crew_men - s.crew_left, 0) for s in crews)
         sides.append(SimpleNamespace(
             side=side, army=army, wins=sum(b.winner == side for b in finished),
             models_lost=sum(u.lost for u in rows) + crew_lost, crew_lost=crew_lost,

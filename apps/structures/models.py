@@ -111,7 +111,7 @@ FORTIFICATION_KINDS = {
 # other rulesets' structures are kept empty as well (the builder, copies, imports, a migration).
 CREW_RULESET = "dh"
 NO_CREW = {"crew_side": "", "crew_men": 0, "crew_pins": 0, "crew_routed": False, "crew_penetrating_hits": 0,
-           "weapons_destroyed": [], "crew_left": 0}
+           "weapons_destroyed": [], "crew_left": 0, "crew_start": 0}
 
 
 def has_crews(ruleset):
@@ -199,6 +199,11 @@ class Structure(models.Model):
     # Not lost: the men are on their side's roster as the sections they formed (the campaign tally).
     crew_left = models.PositiveSmallIntegerField(
         default=0, help_text="crew who walked out of it as infantry sections (DH: Crew leaves)")
+    # What the campaign tally counts losses from. Not the sheet's crew_total: a designer may man a bunker
+    # below its sheet, and those missing men were never lost. Not the scenario row either: the designer
+    # may change it after the campaign started, and an imported campaign has none.
+    crew_start = models.PositiveSmallIntegerField(
+        default=0, help_text="men its crew had when its campaign or battle was set up from the scenario")
 
     objects = StructureQuerySet.as_manager()
 

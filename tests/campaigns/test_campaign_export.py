@@ -119,6 +119,94 @@ def test_a_bunker_crew_and_the_men_who_walked_out_of_it_go_through_export_and_im
     assert export_text(copy_) == first
 
 
+def thin_line(demo):
+    """A Disposable Heroes campaign on "Farm by the ford" with its rifle pit manned by 5 of the sheet's 9
+    men; in session 1 one of them falls."""
+    scenario = Scenario.objects.get(name="Farm by the ford")
+    Structure.objects.filter(scenario=scenario, name="Soviet Rifle Pit").update(crew_men=5)  # as the builder saves it
+    campaign = services.start_campaign(scenario_id=scenario.pk, user=demo.olga, name="Thin line")
+    one = campaign.battles.get(session_number=1)
+    battles.start(battle_id=one.pk, user=demo.olga)
+    pit = Structure.objects.get(battle=one, name="Soviet Rifle Pit")
+    battles.perform(battle_id=one.pk, user=demo.olga, action="dh_crew_casualties",
+                    inputs={"structure": f"s{pit.pk}", "casualties": "1", "guts_passed": "yes"})
+    services.finish_battle(battle_id=one.pk, user=demo.olga, winner="A")
+    return campaign
+
+
+def olgas_new_host(demo, slug="olgas-new-host"):
+    club = Club.objects.create(name=f"Olga's {slug}", slug=slug)
+    Membership.objects.create(club=club, user=demo.olga, role=Role.ORGANISER)
+    demo.olga.__dict__.pop("_redoubt_roles", None)
+    return club
+
+
+def pit_starts(campaign):
+    """The crew the pit started the campaign with, as the campaign and each session keep it."""
+    return sorted(Structure.objects.filter(Q(campaign=campaign) | Q(battle__campaign=campaign),
+                                           name="Soviet Rifle Pit").values_list("battle_id", "crew_start"),
+                  key=lambda row: row[0] or 0)
+
+
+def test_the_crew_a_bunker_started_the_campaign_with_goes_through_export_and_import(demo):
+    """A bunker manned below its sheet: the file says what its crew started with, so the new host's
+    tally counts one man lost, not the five the sheet's nine would make it."""
+    campaign = thin_line(demo)
+    first = export_text(campaign)
+    doc = json.loads(first)
+    pit = [s["name"] for s in doc["structures"]].index("Soviet Rifle Pit")
+    assert (doc["structures"][pit]["crew_men"], doc["structures"][pit]["crew_start"]) == (4, 5)
+    assert doc["battles"][0]["structures"][pit]["crew_start"] == 5
+    copy_ = import_campaign(json.loads(first), club=olgas_new_host(demo), user=demo.olga)
+    assert [start for _, start in pit_starts(copy_)] == [5, 5]
+    assert export_text(copy_) == first
+
+
+def test_a_campaign_file_from_before_crew_starts_still_imports(demo):
+    """Files written before the app kept a crew's start have none: a campaign's bunker then starts
+    with its sheet's crew (what the tally assumed when the file was written), a session's copy with
+    the start of the campaign structure it came from."""
+    doc = json.loads(export_text(thin_line(demo)))
+    for battle in doc["battles"]:
+        for s in battle["structures"]:
+            s.pop("crew_start", None)
+    copy_ = import_campaign(copy.deepcopy(doc), club=olgas_new_host(demo), user=demo.olga)
+    assert copy_.import_warnings == [] and [start for _, start in pit_starts(copy_)] == [5, 5]
+    for s in doc["structures"]:
+        s.pop("crew_start", None)
+    copy_ = import_campaign(doc, club=olgas_new_host(demo, "third-host"), user=demo.olga)
+    assert copy_.import_warnings == [] and [start for _, start in pit_starts(copy_)] == [9, 9]
+
+
+@pytest.mark.parametrize("value, message", [
+    ("five", "must be a whole number, not a string"),
+    (3, "is fewer than the 4 men it has: a crew never gains men (3 < 4)"),
+])
+def test_a_bad_crew_start_is_refused_at_its_path_and_saves_nothing(demo, value, message):
+    doc = json.loads(export_text(thin_line(demo)))
+    pit = [s["name"] for s in doc["structures"]].index("Soviet Rifle Pit")
+    doc["structures"][pit]["crew_start"] = value
+    club = olgas_new_host(demo)
+    before = counts()
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(doc, club=club, user=demo.olga)
+    assert caught.value.errors == [(f"structures[{pit}].crew_start", message)]
+    assert counts() == before and club.campaigns.count() == 0
+
+
+def test_a_crew_start_in_a_bolt_action_file_is_left_out_and_says_where(demo):
+    history(demo)
+    doc = json.loads(export_text(demo.campaign))
+    assert not any("crew_start" in s for s in doc["structures"])
+    log = [s["name"] for s in doc["structures"]].index("Soviet AT/HMG Loghouse")
+    doc["structures"][log]["crew_start"] = 12
+    campaign = import_campaign(doc, club=fresh_club(demo), user=demo.organiser)
+    assert [w for w in campaign.import_warnings if "crew_start" in w] == [
+        f"structures[{log}].crew_start: was left out: a Bolt Action structure has no crew (a sheet's crew is "
+        "Disposable Heroes'; units hold a bunker, as they hold a building)"]
+    assert Structure.objects.get(campaign=campaign, name="Soviet AT/HMG Loghouse").crew_start == 0
+
+
 def test_imported_into_a_club_that_has_the_name_its_sessions_take_the_new_name(demo):
     """The club already runs "Operation Crossroads": the copy is "Operation Crossroads (2)", its
     sessions "Operation Crossroads (2) — session 3", and one named otherwise "Second push (2)": no two

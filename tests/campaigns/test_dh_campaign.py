@@ -10,10 +10,11 @@ from django.urls import reverse
 
 from apps.armies.models import Unit
 from apps.battles.models import BattleStatus
-from apps.campaigns.models import Campaign
+from apps.campaigns.models import Campaign, Scenario
 from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import FAST_HASHING, demo_data, signed  # noqa: F401
 from tests.campaigns.test_pages import body, fast_passwords, table_rows, text_of  # noqa: F401
+from tests.structures.test_sheet_editor import form_data
 
 PIT = "Soviet Rifle Pit"
 
@@ -118,3 +119,42 @@ def test_losses_of_a_crew_section_in_a_later_session_go_on_the_roster(client, wi
     tally, page = tally_of(client, olga, campaign)
     assert tally["Side A"] == ["2", "3 of 19", "0 of 2"]
     assert [f"{PIT} crew 1 Infantry · at 30″, 10.5″", "6/9", "3"] in table_rows(page, "roster-A")
+
+
+def test_a_bunker_manned_below_its_sheet_counts_only_the_men_who_fall(client, winter):
+    """Olga mans the ford's rifle pit with 5 of its sheet's 9 men in the scenario builder and starts a
+    campaign on it: the four it never had are nobody's losses. In session 1 two fall and the three
+    left walk out: two lost, the three on the roster as their section; the next session changes
+    nothing."""
+    _, olga = winter
+    scenario = Scenario.objects.get(name="Farm by the ford")
+    pit = scenario.structures.get(name=PIT)
+    url = reverse("scenario_structure", args=[scenario.pk, pit.pk])
+    data = form_data(signed(client, olga).get(url), None)
+    assert client.post(url, {**data, "crew_men": "5"}).status_code == 302
+    response = client.post(reverse("scenario_campaign", args=[scenario.pk]),
+                           {"campaign-name": "Thin line", "campaign-single_open_battle": "on"})
+    assert response.status_code == 303, body(response)
+    campaign = Campaign.objects.get(name="Thin line")
+    tally, page = tally_of(client, olga, campaign)
+    # Side A: the Guards squad's 10 and the pit's 5.
+    assert tally["Side A"] == ["0", "0 of 15", "0 of 1"]
+    assert "Crew 5/9 (side A)" in text_of(page, "ground")
+
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="yes")
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    finish(client, olga, one)
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["1", "2 of 15 2 of them bunker crew", "0 of 2"]
+    assert "Crew 0/9 (side A) · 3 left it as infantry" in text_of(page, "ground")
+
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    two = campaign.battles.get(session_number=2)
+    start(client, olga, two)
+    finish(client, olga, two)
+    tally, _ = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["2", "2 of 15 2 of them bunker crew", "0 of 2"]

@@ -8,12 +8,13 @@ from django.apps import apps
 
 from apps.campaigns.models import Campaign, Club, Scenario
 from apps.rules.tables import DH_SHEETS
-from apps.structures.models import NO_CREW, BunkerSheet, Structure
+from apps.structures.models import BunkerSheet, Structure
 from tests.factories import make_world, material
 
 pytestmark = pytest.mark.django_db
 
 MIGRATION = importlib.import_module("apps.structures.migrations.0005_no_crews_outside_disposable_heroes")
+NO_CREW = MIGRATION.NO_CREW  # the crew fields as they were then (crew_start came later, in 0006)
 CREW = {"crew_side": "A", "crew_men": 9, "crew_pins": 2, "crew_routed": True, "crew_penetrating_hits": 1,
         "weapons_destroyed": [0], "crew_left": 3}
 

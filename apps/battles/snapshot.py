@@ -8,6 +8,7 @@ Ids in the rules state are the rows' primary keys with a prefix — "s12" a stru
 """
 
 import json
+import math
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -570,9 +571,40 @@ def structure_updates(snapshot, states):
     return statements
 
 
-def outside(structure_row):
-    """Where a unit that leaves a structure stands: just beyond its footprint."""
-    return structure_row.x, min(structure_row.y + structure_row.depth / 2 + 1, Decimal("9999"))
+# Which way a unit leaves a structure, in degrees clockwise from its front: the rear, else a flank,
+# else the front, whichever first has the table beyond it.
+WAYS_OUT = (180, 90, 270, 0)
+
+
+def outside(structure_row, side, battle):
+    """Where a unit that leaves a structure without a spot of its own stands (a crew's sections, a unit
+    abandoning a burning building) until the players move it on ("Move a unit"): an inch beyond the
+    footprint's rear, on `battle`'s table. Seed 003 has a crew that leaves "operate as an infantry
+    unit" and a routed one "Rout 9″", but the movement is the core rulebook's, so the app only sets
+    them down by the way out (docs/rules.md, "Where a unit that leaves stands").
+
+    The rear of a structure with a sheet is the side its front (`facing`) turns away from: every sheet
+    of seed 003 has its Entrance there, and it is the side away from the enemy the front covers. A
+    structure without a sheet has no front: its rear is the side towards the leaving `side`'s own
+    table edge (side A's is the top). Where the table ends beyond the rear, a flank, else the front."""
+    s = structure_row
+    front = float(s.facing) if s.sheet_id else 180.0 if side == "A" else 0.0
+    x, y, turn = float(s.x), float(s.y), math.radians(float(s.rotation))
+    width, depth = float(battle.table_width), float(battle.table_depth)
+    spots = []
+    for way in WAYS_OUT:
+        heading = math.radians(front + way)
+        dx, dy = math.sin(heading), -math.cos(heading)
+        # How far the footprint reaches that way from its centre: it is turned `rotation` about it.
+        on_width = abs(dx * math.cos(turn) + dy * math.sin(turn))
+        on_depth = abs(-dx * math.sin(turn) + dy * math.cos(turn))
+        reach = min(float(s.width) / 2 / on_width if on_width > 1e-9 else math.inf,
+                    float(s.depth) / 2 / on_depth if on_depth > 1e-9 else math.inf)
+        spots.append((round(x + (reach + 1) * dx, 2), round(y + (reach + 1) * dy, 2)))
+    fits = [(px, py) for px, py in spots if 0 <= px <= width and 0 <= py <= depth]
+    # A structure nearly as large as the table: its rear, kept on the table.
+    px, py = fits[0] if fits else (min(max(spots[0][0], 0), width), min(max(spots[0][1], 0), depth))
+    return _decimal(px), _decimal(py)
 
 
 def unit_updates(snapshot, states):
@@ -591,7 +623,7 @@ def unit_updates(snapshot, states):
             row.floor, row.x, row.y = None, _decimal(u.position[0]), _decimal(u.position[1])
         elif left_from is not None and not u.destroyed:
             row.floor = None
-            row.x, row.y = outside(snapshot.structures[f"s{left_from}"])
+            row.x, row.y = outside(snapshot.structures[f"s{left_from}"], u.side, snapshot.battle)
         else:
             row.floor, row.x, row.y = None, None, None
         rows.append(row)
@@ -612,7 +644,7 @@ def create_units(snapshot, states, sources, counts=None):
     created, arms = [], []
     for u in states:
         source = snapshot.structures.get(sources.get(u.id, ""))
-        x, y = outside(source) if source is not None else (None, None)
+        x, y = outside(source, u.side, snapshot.battle) if source is not None else (None, None)
         row = Unit.objects.create(
             army=snapshot.armies[u.side], name=u.name or "Crew section", kind=u.kind, experience=u.experience,
             models_start=u.models, models_left=u.models, pins=u.pins, x=x, y=y,

@@ -9,6 +9,7 @@ from apps.battles import services, snapshot
 from apps.battles.log import first_broken_entry
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.rules import ActionRefused, DieValueError, InputError, MissingDie, RulesError, UnknownReference
+from apps.structures.models import Structure
 from tests.factories import make_world, weapon
 
 pytestmark = pytest.mark.django_db
@@ -269,6 +270,44 @@ def test_a_crew_that_leaves_becomes_units_and_undo_takes_them_away(dh):
     services.undo_last(battle_id=dh.battle.pk, user=dh.bob)
     assert not Unit.objects.filter(army=dh.armies["B"]).exists()
     assert state_of(dh.battle) == before
+
+
+def spots(units):
+    return sorted((float(u.x), float(u.y)) for u in units)
+
+
+@pytest.mark.parametrize("facing, spot", [(0, (20, 25)), (90, (17, 20)), (180, (20, 15)), (270, (23, 20))])
+def test_a_crew_comes_out_behind_its_bunker_whichever_way_it_faces(dh, facing, spot):
+    """Seed 003's sheets have their Entrance in the rear: the sections stand an inch behind the bunker,
+    the side its front turns away from. A long bunker (8″ × 4″) turned a quarter covers 4″ across and
+    8″ down the table from its centre (20″, 20″); its front faces `facing` degrees from the top edge."""
+    Structure.objects.filter(pk=dh.bunker.pk).update(width=8, depth=4, rotation=90, facing=facing)
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave",
+                     inputs={"structure": f"s{dh.bunker.pk}", "section_size": "5"})
+    assert spots(Unit.objects.filter(army=dh.armies["B"])) == [spot, spot]
+
+
+def test_a_crew_whose_bunker_backs_onto_the_table_edge_comes_out_by_a_flank(dh):
+    """The loghouse's rear is an inch from the bottom edge of the 72″ × 48″ table: the crew comes out
+    beside it (its right flank first), not off the table."""
+    Structure.objects.filter(pk=dh.bunker.pk).update(y=44.5, facing=0)
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave", inputs={"structure": f"s{dh.bunker.pk}"})
+    assert spots(Unit.objects.filter(army=dh.armies["B"])) == [(24, 44.5)]
+
+
+def test_units_abandoning_a_burning_building_come_out_towards_their_own_table_edges(ba):
+    """A building has no front: a unit driven out stands behind it as its side sees it, side A's above
+    it (its edge is the top), side B's below."""
+    flamer = weapon("ba", "flamethrower", flamethrower=True)
+    team = ba.unit("B", "Flamethrower team", models=2, weapons=[flamer])
+    scouts = ba.unit("A", "Scouts", floor=ba.house.floors.get(level=0))
+    services.perform(battle_id=ba.battle.pk, user=ba.bob, action="ba_flamethrower", attacker=f"u{team.pk}",
+                     inputs={"weapon": f"w{flamer.pk}", "structure": f"s{ba.house.pk}", "target": f"u{scouts.pk}",
+                             "hit": "yes", "hits": "1"}, dice_values=["5"])
+    ba.house.refresh_from_db()
+    assert ba.house.impassable
+    assert spots([Unit.objects.get(pk=scouts.pk)]) == [(20, 16)]
+    assert spots([Unit.objects.get(pk=ba.squad.pk)]) == [(20, 24)]
 
 
 def test_main_gun_penetrating_hits_are_kept_on_the_crew(dh):

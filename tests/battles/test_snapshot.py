@@ -1,6 +1,9 @@
 """snapshot.load reads a battle with plain SELECTs: the rows must be what the ORM would have built,
 with every relation the battle screen follows already in hand."""
 
+from decimal import Decimal
+from types import SimpleNamespace
+
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
@@ -320,3 +323,12 @@ def test_lock_battle_reads_the_double_tap_and_the_log_head(logged):
         assert snap.lock_battle(empty.pk).log_last is None
     with pytest.raises(Battle.DoesNotExist), transaction.atomic():
         snap.lock_battle(logged.pk + 1000)
+
+
+def test_a_unit_leaving_a_structure_as_large_as_the_table_stands_at_its_rear_on_the_table():
+    """No way out has the table beyond it: the rear, kept at the table's edge."""
+    table = SimpleNamespace(table_width=Decimal(72), table_depth=Decimal(48))
+    hall = SimpleNamespace(x=36, y=24, width=72, depth=48, rotation=0, facing=0, sheet_id=None)
+    assert snap.outside(hall, "A", table) == (36, 0)
+    assert snap.outside(hall, "B", table) == (36, 48)
+    assert snap.outside(SimpleNamespace(**{**vars(hall), "sheet_id": 1, "facing": 90}), "B", table) == (0, 24)

@@ -118,7 +118,9 @@ def test_losses_of_a_crew_section_in_a_later_session_go_on_the_roster(client, wi
     assert Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1").models_left == 6
     tally, page = tally_of(client, olga, campaign)
     assert tally["Side A"] == ["2", "3 of 19", "0 of 2"]
-    assert [f"{PIT} crew 1 Infantry · at 30″, 10.5″", "6/9", "3"] in table_rows(page, "roster-A")
+    # Where the crew came out: behind the pit (4″ × 3″ at 30″, 8″, its front towards side B's edge), on
+    # side A's side of it, not in front of it under the German guns.
+    assert [f"{PIT} crew 1 Infantry · at 30″, 5.5″", "6/9", "3"] in table_rows(page, "roster-A")
 
 
 def test_a_bunker_manned_below_its_sheet_counts_only_the_men_who_fall(client, winter):

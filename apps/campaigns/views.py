@@ -2,6 +2,7 @@ import math
 from types import SimpleNamespace
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db.models import Count, F, Prefetch
 from django.shortcuts import render
 
@@ -15,6 +16,7 @@ from apps.structures.views import weapons_lost
 
 SIDES = ("A", "B")
 RECENT_SESSIONS = 5  # the sessions a campaign page shows unfolded
+OPEN_BATTLES_PER_PAGE = 10  # open battles on the home page, newest first
 
 
 @login_required
@@ -23,12 +25,13 @@ def home(request):
     memberships = permissions.memberships(user).select_related("club").prefetch_related(
         Prefetch("club__campaigns", queryset=Campaign.objects.annotate(battle_count=Count("battles")))
     )
-    open_battles = (
-        permissions.battles_for(user)
-        .exclude(status=BattleStatus.FINISHED)
-        .select_related("club", "campaign")
-        .order_by("club__name", "-created_at")
-    )
+    # The newest first, a page at a time: tonight's battle is what a player opens this page for, and a
+    # club that leaves friendlies unfinished for years put every one of them on it.
+    open_battles = Paginator(
+        permissions.battles_for(user).exclude(status=BattleStatus.FINISHED).select_related("club", "campaign")
+        .order_by("-created_at", "-pk"), OPEN_BATTLES_PER_PAGE,
+    ).get_page(request.GET.get("open"))
+    open_battles.object_list = list(open_battles.object_list)
     return render(request, "campaigns/home.html", {
         "memberships": memberships, "open_battles": open_battles,
         "organises": any(m.role == Role.ORGANISER for m in memberships),

@@ -3,6 +3,7 @@ cost the same number of queries for a small club as for one with many campaigns,
 members, scenarios and sheets, and the lists that grow without end stay a readable length."""
 
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -201,6 +202,44 @@ def test_a_campaign_file_is_imported_in_the_same_queries_however_many_sessions_i
     assert response.status_code == 303
     names = sorted(Battle.objects.filter(campaign__name="Campaign 0 (3)").values_list("name", flat=True))
     assert names[-2:] == ["Night raid", "Night raid (2)"]
+
+# ---------------------------------------------------------------------------------- the home page
+
+@pytest.mark.django_db
+def test_the_home_page_lists_the_newest_open_battles_a_page_at_a_time():
+    """Every open battle of every club was on the home page: a club that leaves friendlies unfinished
+    listed each one it ever set up, above the player's clubs, on a phone. The newest ten come first;
+    the rest are a plain link away, and any page costs the same queries for any number of battles."""
+    from apps.battles.models import Battle, BattleStatus
+
+    small, large = build_club("Small club", battles=3), build_club("Large club", **{**LARGE, "battles": 40})
+    open_battles = list(Battle.objects.filter(club=large.club).exclude(status=BattleStatus.FINISHED)
+                        .order_by("-created_at", "-pk"))
+    assert len(open_battles) == 13
+    counts = {}
+    for name, y in (("small", small), ("large", large)):
+        client = signed_in(y.organiser)
+        counts[name], response = count(lambda: client.get(reverse("home")))
+        counts[name, 2], _ = count(lambda: client.get(reverse("home"), {"open": 2}))
+    assert counts["small"] == counts["large"] and counts["small", 2] == counts["large", 2]
+
+    def listed(response):
+        section = response.content.decode().split('id="open-battles-title"')[1].split("</section>")[0]
+        return section, [int(pk) for pk in re.findall(r'href="/battles/(\d+)/"', section)]
+
+    section, shown = listed(response)
+    assert shown == [b.pk for b in open_battles[:10]]
+    assert "13 open battles, the newest first; page 1 of 2." in section
+    assert 'href="?open=2#open-battles">Older battles</a>' in section and "Newer battles" not in section
+
+    section, shown = listed(client.get(reverse("home"), {"open": 2}))
+    assert shown == [b.pk for b in open_battles[10:]]
+    assert 'href="?open=1#open-battles">Newer battles</a>' in section and "Older battles" not in section
+
+    # A handful fit on one page, with nothing to page through.
+    section, shown = listed(signed_in(small.organiser).get(reverse("home")))
+    assert len(shown) == 2 and "page 1 of" not in section and "pager" not in section
+
 
 # ---------------------------------------------------------------------------------- the club page
 

@@ -73,31 +73,15 @@
     event.detail.xhr.addEventListener("loadend", function () { formAsking -= 1; });
   });
 
-  // A club's wifi drops, a phone sleeps, the server fails: a request that gets no good answer says
-  // so at the foot of the screen, instead of a button that wakes up again as if nothing happened.
-  // The poll's trouble clears with its next answer, a tap's with the next tap that gets one. A form
-  // sent again after a lost answer is safe: its one-time token resolves it at most once.
-  if (window.htmx) htmx.config.timeout = 20000;
-  var troubles = {};
-  var NO_ANSWER = {
-    poll: "No answer from the server: this page may be out of date. It keeps asking every 2 seconds.",
-    tap: "Your last tap got no answer (is the connection down?), so this page may not show it yet. " +
-         "Tap again once you are back: the same form sent twice is resolved once, and the log shows what arrived."
-  };
-  function showTroubles() {
-    var notice = document.getElementById("connection");
-    if (!notice) return;
-    var text = troubles.tap || troubles.poll || "";
-    notice.querySelector(".connection-text").textContent = text;
-    notice.hidden = !text;
-  }
-  function kindOf(event) {
-    return event.detail.elt && event.detail.elt.id === "poller" ? "poll" : "tap";
-  }
   // A refresh of the attack form that got no answer leaves it drawn for the choices before: the new
   // action's name above the old one's fields. Choosing the same again fires no change, so the form
   // asks again by itself once a request gets an answer (the next poll), unless Resolve or a follow-up
   // has asked for a whole new form meanwhile.
+  function formUnanswered(event) {
+    if (event.detail.elt && event.detail.elt.id === "attack-panel") formOwed = true;
+  }
+  document.addEventListener("htmx:sendError", formUnanswered);
+  document.addEventListener("htmx:timeout", formUnanswered);
   document.addEventListener("htmx:afterRequest", function (event) {
     if (!event.detail.successful) return;
     var elt = event.detail.elt;
@@ -107,43 +91,6 @@
       formOwed = false;
       htmx.trigger(document.body, "battle-changed");
     }
-  });
-  function noAnswer(event) {
-    if (event.detail.elt && event.detail.elt.id === "attack-panel") formOwed = true;
-    var kind = kindOf(event);
-    troubles[kind] = NO_ANSWER[kind];
-    showTroubles();
-  }
-  document.addEventListener("htmx:sendError", noAnswer);
-  document.addEventListener("htmx:timeout", noAnswer);
-  document.addEventListener("htmx:responseError", function (event) {
-    var kind = kindOf(event);
-    var xhr = event.detail.xhr;
-    // 403 from the poll: the watch token expired (or access was withdrawn); 404: the battle is gone (a
-    // session discarded). A reload gets a fresh token, or the page that says why. The server also says
-    // HX-Refresh where it can, which htmx obeys first; this covers a proxy that drops it.
-    if (kind === "poll" && (xhr.status === 403 || xhr.status === 404)) {
-      window.location.reload();
-      return;
-    }
-    var said = (xhr.getResponseHeader("Content-Type") || "").indexOf("text/plain") === 0 ? xhr.responseText : "";
-    if (said && said.length < 300) {
-      troubles[kind] = said;
-    } else if (xhr.status >= 500) {
-      troubles[kind] = kind === "poll" ? NO_ANSWER.poll :
-        "The server failed on your last tap (error " + xhr.status + "). Check the log for whether it was " +
-        "resolved before you try again.";
-    } else {
-      troubles[kind] = "The server refused your last tap (error " + xhr.status + "): reload the page and try again.";
-    }
-    showTroubles();
-  });
-  document.addEventListener("htmx:afterRequest", function (event) {
-    if (!event.detail.successful) return;
-    var kind = kindOf(event);
-    if (!troubles[kind]) return;
-    delete troubles[kind];
-    showTroubles();
   });
 
   // An answer that says to drop the turn heading its new entries replace may come after another

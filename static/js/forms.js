@@ -1,6 +1,6 @@
 // Every page: a form sent the plain way (not by htmx) shows nothing until the next page arrives, and
 // on a club's slow wifi a second tap sent it again: "Start the battle" started two battles, "Add
-// structure" added two. For a while (as long as htmx waits for an answer on the battle screen) such
+// structure" added two. For a while (as long as htmx waits for an answer: connection.js) such
 // a form is not sent again; if the page is still here after that, the browser gave up on it (Stop)
 // and a tap sends it anew. Without JavaScript the browser sends it twice as before.
 (function () {

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponseForbidden, HttpResponseNotFound
+from django.http import HttpResponse, HttpResponseForbidden, HttpResponseNotFound
 from django.shortcuts import redirect, render
 from django.views import defaults
 
@@ -15,7 +15,11 @@ def see_other(url):
 
 
 def refused(request, message, *, status=403, title="Not allowed", back=None):
-    """A refusal in words, on a page of its own: nothing was changed."""
+    """A refusal in words, on a page of its own: nothing was changed. An htmx request gets the words
+    alone, as plain text: htmx swaps no refusal, and the page's connection notice (connection.js) shows
+    a plain answer's words, where of a whole page it could only say the status."""
+    if getattr(request, "htmx", False):
+        return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
     return render(request, "refused.html", {"title": title, "message": message, "back": back}, status=status)
 
 

@@ -41,6 +41,7 @@ from apps.structures.models import Floor
 from apps.structures.views import openings_by_side, weapons_lost
 from config.responses import refused, see_other
 
+PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
 LOG_PAGE_SIZE = 50
 TURN_BUTTONS = frozenset({"start", "end_turn", "upkeep", "lg_initiative", "lg_pass", "lg_activate"})
@@ -787,7 +788,7 @@ def battle_form(request, pk):
     if form is None:
         # A phone whose player no longer commands a side here (the organiser gave it to someone else):
         # it reloads, as a watcher, rather than keep a form it may not use.
-        response = HttpResponseForbidden("Only this battle's players and the club's organisers act.")
+        response = HttpResponseForbidden("Only this battle's players and the club's organisers act.", content_type=PLAIN)
         response["HX-Refresh"] = "true"
         return response
     # Move the focus to the next die only while the player is entering dice.
@@ -1004,7 +1005,7 @@ def _form_again(request, battle, data, error=None):
     form = attack_form(request, battle, board, viewer, data.copy(), error=error)
     if form is None:  # a member who plays no side here: the page never offered them the form
         message = error.message if error else "Only this battle's players and the club's organisers act."
-        return HttpResponseForbidden(message) if request.htmx else refused(request, message)
+        return refused(request, message)
     form.submitted = error is not None
     if request.htmx:
         return render(request, "battles/battle.html#form_update", {
@@ -1137,7 +1138,7 @@ def poll_refused(message):
     """403 for a poll that may no longer watch (token expired, access withdrawn, link revoked). htmx
     reloads the page on HX-Refresh before it treats the status as an error, so the phone lands on a
     fresh page or the refusal, with nothing logged as broken."""
-    response = HttpResponseForbidden(message)
+    response = HttpResponseForbidden(message, content_type=PLAIN)
     response["HX-Refresh"] = "true"
     return response
 

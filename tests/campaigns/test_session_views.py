@@ -135,6 +135,18 @@ def test_members_who_do_not_organise_are_refused_every_control(client, demo, who
     assert state(demo) == before
 
 
+def test_a_refused_htmx_tap_gets_the_reason_as_plain_text(client, demo):
+    """htmx swaps no refusal: the page's connection notice shows a plain answer's words, which of a
+    whole refusal page it could not."""
+    finish_first_session(demo)
+    before = state(demo)
+    response = start(signed(client, demo.alice), demo, htmx=True)
+    assert response.status_code == 403 and response["Content-Type"].startswith("text/plain")
+    assert body(response).startswith(f"Only the organisers of {demo.campaign.club.name} ")
+    assert "<" not in body(response)
+    assert state(demo) == before
+
+
 def test_another_clubs_organiser_finds_nothing(client, demo):
     before = state(demo)
     signed(client, demo.olga)

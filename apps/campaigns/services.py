@@ -175,15 +175,25 @@ def release_commands(*, club_id, user_id):
     return armies
 
 
-def discard_session(*, campaign_id, user):
+def discard_session(*, campaign_id, user, number=None):
     """Take back a session set up by mistake: the newest one, while it is still being set up and nothing
     but its setting up is logged. Its battle and copies go (the campaign's own rows were never touched),
-    so the session before it can be reopened again. Returns the discarded battle's name."""
+    so the session before it can be reopened again. Returns the discarded battle's name.
+
+    `number`, the session the organiser was shown and confirmed discarding: any other is refused. Where
+    the campaign allows several open sessions, the same form sent twice (a double tap, a resend after a
+    lost answer) discarded session 3 and then session 2."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "discard a session")
         battle = (campaign.battles.select_for_update()
                   .order_by(F("session_number").desc(nulls_last=True), "-created_at").first())
+        if number is not None and (battle is None or battle.session_number != number):
+            raise ActionRefused("campaign", campaign.pk, f"Session {number} has already been discarded: nothing more "
+                                                         "was discarded" if battle is None or
+                                (battle.session_number or 0) < number else
+                                f"Session {battle.session_number} was set up after session {number}: nothing was "
+                                "discarded")
         if battle is None or battle.status != BattleStatus.SETUP:
             raise ActionRefused("campaign", campaign.pk, "Only the newest session, while it is still being set up, "
                                                          "can be discarded")

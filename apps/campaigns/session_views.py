@@ -131,6 +131,13 @@ def not_done(request, campaign, problem, partial="sessions", anchor="sessions", 
     return see_other(campaign_url(campaign, anchor))
 
 
+def _number(value):
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
 def first_error(form):
     return next(iter(e for errors in form.errors.values() for e in errors), "Check the form.")
 
@@ -167,7 +174,8 @@ def session_start(request, campaign):
 def session_discard(request, campaign):
     """Take back the newest session while nothing has happened in it (set up by mistake)."""
     try:
-        name = services.discard_session(campaign_id=campaign.pk, user=request.user)
+        name = services.discard_session(campaign_id=campaign.pk, user=request.user,
+                                        number=_number(request.POST.get("session")))
     except rules.ActionRefused as error:
         return not_done(request, campaign, error.message)
     messages.success(request, f"{name} is discarded; the campaign is as it was before it was set up.")

@@ -265,7 +265,9 @@ def test_a_session_set_up_by_mistake_is_discarded_from_the_campaign_page(client,
     page = body(client.get(campaign_url(demo)))
     assert 'id="discard-session"' in page and "Discard session 2" in page
     assert "A session set up by mistake can be discarded first" in page  # why session 1 cannot reopen now
-    response = client.post(reverse("campaign_session_discard", args=[demo.campaign.pk]), **(HTMX if htmx else {}))
+    assert '<input type="hidden" name="session" value="2">' in page  # the session it discards, and no other
+    response = client.post(reverse("campaign_session_discard", args=[demo.campaign.pk]), {"session": "2"},
+                           **(HTMX if htmx else {}))
     if htmx:
         assert response["HX-Refresh"] == "true"
     else:
@@ -273,6 +275,12 @@ def test_a_session_set_up_by_mistake_is_discarded_from_the_campaign_page(client,
     assert not Battle.objects.filter(pk=two.pk).exists() and state(demo) == before
     page = body(client.get(campaign_url(demo)))
     assert f"{two.name} is discarded" in page and 'id="discard-session"' not in page and 'id="reopen-session"' in page
+    # The same form sent again: refused in words, session 1 kept.
+    again = client.post(reverse("campaign_session_discard", args=[demo.campaign.pk]), {"session": "2"},
+                        **(HTMX if htmx else {}))
+    said = body(again) if htmx else body(client.get(again["Location"]))
+    assert "Session 2 has already been discarded: nothing more was discarded" in said
+    assert Battle.objects.filter(campaign=demo.campaign, session_number=1).exists()
 
 
 # ---------------------------------------------------------------------------------- settings

@@ -252,6 +252,25 @@ def test_a_session_that_has_begun_is_not_discarded(campaign):
     assert c.battles.filter(pk=two.pk).exists()
 
 
+def test_a_discard_sent_twice_discards_one_session(campaign):
+    """With several sessions open at once, the newest being set up is always the one discarded: the
+    form names it, so a second send (a double tap, a resend after a lost answer) is refused instead of
+    discarding the session before it too."""
+    c = campaign["campaign"]
+    Campaign.objects.filter(pk=c.pk).update(single_open_battle=False)
+    two = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    three = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    assert services.discard_session(campaign_id=c.pk, user=campaign["org"], number=three.session_number) == three.name
+    with pytest.raises(ActionRefused, match=f"Session {three.session_number} has already been discarded"):
+        services.discard_session(campaign_id=c.pk, user=campaign["org"], number=three.session_number)
+    assert c.battles.filter(pk=two.pk).exists()
+    four = services.start_session(campaign_id=c.pk, user=campaign["org"])
+    with pytest.raises(ActionRefused, match=f"Session {four.session_number} was set up after session "
+                                            f"{two.session_number}"):
+        services.discard_session(campaign_id=c.pk, user=campaign["org"], number=two.session_number)
+    assert set(c.battles.values_list("pk", flat=True)) == {two.pk, four.pk}
+
+
 def test_nothing_to_reopen_is_a_clear_refusal(campaign):
     with pytest.raises(ActionRefused, match="No finished battle"):
         services.reopen_last(campaign_id=campaign["campaign"].pk, user=campaign["org"])

@@ -9,6 +9,7 @@ from decimal import Decimal
 from django import forms
 from django.db.models import Q
 from django.forms import formset_factory
+from django.forms.models import model_to_dict
 
 from apps.armies.models import Army, Side as ArmySide, Unit, UnitKind, UnitWeapon, Weapon
 from apps.battles.models import BattleStatus
@@ -262,6 +263,62 @@ class SeenState:
         self.data[self.add_prefix("seen")] = self.state
 
 
+class SeenValues:
+    """SeenState for a form whose row is nothing but its own fields (a force's side, name and commander; a
+    campaign's settings): `seen` carries their values as the page showed them rather than a digest, so a
+    refusal can say what someone else changed. A save is refused when someone else changed a field since
+    and this form would put it back (or change it again); a form holding what is stored already (the
+    same form sent twice) is saved. Whoever checks holds the lock of the row that decides."""
+
+    changed_meanwhile = ()
+
+    def remember_values(self):
+        self.fields["seen"] = forms.CharField(widget=forms.HiddenInput, required=False)
+        self.stored = model_to_dict(self.instance, fields=self.Meta.fields)  # validating the form changes the instance
+        self.fields["seen"].initial = values_state(self.stored)
+
+    def seen_values(self):
+        """The values the page showed; None for a form sent without them (the last save wins, as before)."""
+        try:
+            seen = json.loads(self.cleaned_data.get("seen") or "null")
+        except ValueError:
+            return None
+        return seen if isinstance(seen, dict) else None
+
+    def values(self):
+        """What saving this form stores, as `stored` holds it (a commander by their id)."""
+        return {name: self.fields[name].prepare_value(self.cleaned_data.get(name)) for name in self.stored}
+
+    def check_values(self):
+        """In clean(), the row read under its lock: refuse to put back what someone else changed."""
+        seen, saving = self.seen_values() or {}, self.values()
+        changed = [name for name, value in self.stored.items() if name in seen and seen[name] != value]
+        if any(saving[name] != self.stored[name] for name in changed):
+            self.refuse(changed, self.stored)
+
+    def refuse(self, changed, stored):
+        """Nothing is saved. The form keeps what it holds but now carries what is stored, so saving it
+        again (having been told what changed) is a deliberate overwrite."""
+        self.changed_meanwhile = changed
+        what = ", ".join(f"{self.fields[name].label} (now {self.shown(name, stored[name])})" for name in changed)
+        self.add_error(None, self.CHANGED.format_map({**stored, **(self.seen_values() or {}), "what": what}))
+        self.data = self.data.copy()
+        self.data[self.add_prefix("seen")] = values_state(stored)
+
+    def shown(self, name, value):
+        field = self.fields[name]
+        if isinstance(field, forms.BooleanField):
+            return "on" if value else "off"
+        if hasattr(field, "choices"):
+            key = "" if value is None else str(value)
+            return next((str(label) for choice, label in field.choices if str(choice) == key), key)
+        return f"“{value}”"
+
+
+def values_state(values):
+    return json.dumps(values, default=str, sort_keys=True)
+
+
 class StructureForm(SeenState, forms.ModelForm):
     floor_count = forms.IntegerField(label="Floors", min_value=0, max_value=20,
                                      help_text="Storeys from the ground floor up (0 for a foxhole with no floor)")
@@ -444,7 +501,11 @@ class BaseZoneFormSet(forms.BaseFormSet):
 ZoneFormSet = formset_factory(ZoneForm, formset=BaseZoneFormSet, extra=1, max_num=20, absolute_max=30)
 
 
-class ArmyForm(forms.ModelForm):
+class ArmyForm(SeenValues, forms.ModelForm):
+    CHANGED = ("{name} was changed since this page was opened (in another tab, or by another designer), so nothing "
+               "was saved. Changed meanwhile: {what}. Save again to put what this form holds over that change, or "
+               "reload the page to see it.")
+
     class Meta:
         model = Army
         fields = ["side", "name", "owner"]
@@ -462,6 +523,14 @@ class ArmyForm(forms.ModelForm):
         members = self.fields["owner"].queryset.filter(memberships__club=scenario.club_id).order_by("username")
         self.fields["owner"].queryset = members
         self.fields["owner"].empty_label = "Nobody yet (organisers act for it)"
+        if self.instance.pk:
+            self.remember_values()
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk and not self.errors:
+            self.check_values()
+        return data
 
 
 class UnitForm(SeenState, forms.ModelForm):

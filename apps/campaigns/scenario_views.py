@@ -225,9 +225,12 @@ def scenario_detail(request, pk):
     return render(request, "scenarios/builder.html", builder_context(request, scenario))
 
 
-def builder_with_errors(request, scenario, **overrides):
-    messages.error(request, "Nothing was changed: fix what is marked below.")
-    return render(request, "scenarios/builder.html", builder_context(request, scenario, **overrides), status=400)
+def builder_with_errors(request, scenario, status=400, **overrides):
+    """Bad input (400), or a save refused because it would put back what someone else changed meanwhile
+    (409): the form says what."""
+    messages.error(request, "Nothing was changed: fix what is marked below." if status == 400 else
+                            "Nothing was changed: someone else changed it meanwhile, as said below.")
+    return render(request, "scenarios/builder.html", builder_context(request, scenario, **overrides), status=status)
 
 
 @login_required
@@ -517,7 +520,8 @@ def army_save(request, pk, army_id=None):
         if army:
             forms_ = [form if a.pk == army.pk else ArmyForm(instance=a, scenario=scenario, prefix=f"army{a.pk}")
                       for a in scenario.armies.order_by("side")]
-            return builder_with_errors(request, scenario, army_forms=forms_)
+            return builder_with_errors(request, scenario, status=409 if form.changed_meanwhile else 400,
+                                       army_forms=forms_)
         return builder_with_errors(request, scenario, new_army_form=form)
     army = form.save(commit=False)
     army.scenario = scenario

@@ -586,6 +586,59 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     assert (at_gun.x, at_gun.y) == (Decimal("20"), Decimal("7.5"))
 
 
+def test_saving_a_force_opened_before_another_tab_renamed_it_does_not_put_the_old_name_back(client, demo):
+    """Tab 1 renames side A's force; tab 2, opened before, gives it another commander. Its form still
+    holds the old name: saved, it would have put it back without a word. Nothing of tab 2's is saved,
+    it is told what changed, and saving again (now knowingly) keeps what its form holds."""
+    from django.test import Client
+
+    scenario = demo.village
+    army = scenario.armies.get(side="A")
+    url, builder, p = reverse("scenario_army", args=[scenario.pk, army.pk]), reverse("scenario", args=[scenario.pk]), \
+        f"army{army.pk}-"
+    mine = form_data(signed_in(client, demo.designer).get(builder), f"army-{army.pk}-form")
+    other = signed_in(Client(), demo.organiser)
+    theirs = form_data(other.get(builder), f"army-{army.pk}-form")
+    assert other.post(url, {**theirs, p + "name": "Guards rifle company"}).status_code == 302
+
+    bob = User.objects.get(username="bob")
+    response = client.post(url, {**mine, p + "owner": str(bob.pk)})
+    assert response.status_code == 409
+    assert ("Red Army rifle company was changed since this page was opened (in another tab, or by another designer), "
+            "so nothing was saved. Changed meanwhile: Name (now “Guards rifle company”). Save again to put what "
+            "this form holds over that change") in text_of(response, f"army-{army.pk}-form")
+    army.refresh_from_db()
+    assert (army.name, army.owner) == ("Guards rifle company", demo.player)
+
+    again = form_data(response, f"army-{army.pk}-form")
+    assert again[p + "owner"] == str(bob.pk) and again[p + "name"] == "Red Army rifle company"
+    assert again[p + "seen"] != mine[p + "seen"]
+    assert client.post(url, again).status_code == 302
+    army.refresh_from_db()
+    assert (army.name, army.owner) == ("Red Army rifle company", bob)
+
+
+def test_the_same_force_form_sent_twice_is_saved_not_a_conflict_with_itself(client, demo):
+    """A double tap on Save: the second send carries the state the first replaced, but holds what it saved."""
+    scenario = demo.village
+    army = scenario.armies.get(side="B")
+    url, p = reverse("scenario_army", args=[scenario.pk, army.pk]), f"army{army.pk}-"
+    data = form_data(signed_in(client, demo.designer).get(reverse("scenario", args=[scenario.pk])),
+                     f"army-{army.pk}-form")
+    data[p + "name"] = "Grenadiers"
+    assert client.post(url, data).status_code == 302
+    again = client.post(url, data, follow=True)
+    assert again.status_code == 200 and "Saved Grenadiers." in body(again) and "changed since" not in body(again)
+    army.refresh_from_db()
+    assert army.name == "Grenadiers"
+    # Bad input is still refused beside its field, with nothing saved.
+    response = client.post(url, {**data, p + "name": "", p + "owner": str(demo.outsider.pk)})
+    assert response.status_code == 400 and "changed since" not in body(response)
+    assert "This field is required." in text_of(response, f"army-{army.pk}-form")
+    army.refresh_from_db()
+    assert army.name == "Grenadiers"
+
+
 # ---------------------------------------------------------------------------------- start a battle
 
 def test_organisers_start_a_battle_from_a_copy_and_the_scenario_stays_unchanged(client, demo):

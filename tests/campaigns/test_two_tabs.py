@@ -152,3 +152,29 @@ def test_two_tabs_putting_two_units_on_one_floor_at_once(demo):
     holder = Unit.objects.get(floor=floor)
     refused = next(a for a in answers if a.status_code == 400).content.decode()
     assert f"{holder.name} is already on that floor (one unit per floor)" in refused
+
+
+def test_two_tabs_saving_one_force_at_once_do_not_put_back_each_others_change(demo):
+    """Both forms drawn from the same force: one renames it, the other gives it another commander. The
+    second to take the scenario's lock finds the first's change and is refused; the same form sent twice
+    at once is saved once and neither send is a conflict."""
+    from tests.structures.test_sheet_editor import form_data
+
+    army = demo.village.armies.get(side="A")
+    url, builder, p = reverse("scenario_army", args=[demo.village.pk, army.pk]), \
+        reverse("scenario", args=[demo.village.pk]), f"army{army.pk}-"
+    first, second = tab(demo.designer), tab(demo.organiser)
+    data = form_data(first.get(builder), f"army-{army.pk}-form")
+    bob = User.objects.get(username="bob")
+    renamed, given = {**data, p + "name": "Guards rifle company"}, {**data, p + "owner": str(bob.pk)}
+    answers = at_once(lambda: first.post(url, renamed), lambda: second.post(url, given))
+    assert statuses(answers) == [302, 409]
+    army.refresh_from_db()
+    saved = renamed if answers[0].status_code == 302 else given
+    assert (army.name, str(army.owner_id)) == (saved[p + "name"], saved[p + "owner"])
+
+    data = form_data(first.get(builder), f"army-{army.pk}-form")
+    data[p + "name"] = "Twice"
+    assert statuses(twice(demo.designer, url, data)) == [302, 302]
+    army.refresh_from_db()
+    assert army.name == "Twice"

@@ -490,12 +490,48 @@ class ZoneForm(forms.Form):
 
 
 class BaseZoneFormSet(forms.BaseFormSet):
+    """The scenario's deployment zones, saved whole. As with SeenState, `seen` carries the zones the page
+    was drawn from (the zones themselves, so a refusal can say what they are now): saving over zones
+    someone else changed since is refused, unless this form holds exactly what is stored (sent twice).
+    Bound under the scenario's lock (one_writer)."""
+
+    CHANGED = ("The deployment zones were changed since this page was opened (in another tab, or by another "
+               "designer), so nothing was saved. They are now: {zones}. Save again to put what this form holds over "
+               "that change, or reload the page to see it.")
+
     def __init__(self, *args, scenario=None, **kwargs):
         self.scenario = scenario
         super().__init__(*args, **kwargs)
+        self.stored, self.seen_name = scenario.deployment_zones, f"{self.prefix}-seen"
+        self.seen = self.data.get(self.seen_name, "") if self.is_bound else values_state(self.stored)
+        self.changed_meanwhile = False
 
     def get_form_kwargs(self, index):
         return {"scenario": self.scenario}
+
+    def zones(self):
+        """What saving this form stores."""
+        return [{"side": d["side"], **{k: number(d[k]) for k in ("x", "y", "width", "depth")}}
+                for d in (f.cleaned_data for f in self.forms) if d and not d.get("DELETE") and d.get("side")]
+
+    def clean(self):
+        if any(self.errors):
+            return
+        try:
+            seen = json.loads(self.seen or "null")
+        except ValueError:
+            seen = None  # no state to check against: the last save wins, as before
+        if seen is not None and seen != self.stored and self.zones() != self.stored:
+            self.changed_meanwhile = True
+            self.seen = values_state(self.stored)  # so saving again is a deliberate overwrite
+            raise forms.ValidationError(self.CHANGED.format(zones=zones_text(self.stored)))
+
+
+def zones_text(zones):
+    """As the builder lists them to those who may not change them."""
+    shown = [f"Side {z.get('side')}: {z.get('width')}″ × {z.get('depth')}″ from ({z.get('x')}″, {z.get('y')}″)"
+             for z in zones or [] if isinstance(z, dict)]
+    return "; ".join(shown) or "none"
 
 
 ZoneFormSet = formset_factory(ZoneForm, formset=BaseZoneFormSet, extra=1, max_num=20, absolute_max=30)

@@ -499,11 +499,9 @@ def scenario_zones(request, pk):
     scenario = editable_scenario(request, pk)
     formset = ZoneFormSet(request.POST, prefix="zones", scenario=scenario)
     if not formset.is_valid():
-        return builder_with_errors(request, scenario, zone_formset=formset)
-    zones = [{"side": d["side"], **{k: number(d[k]) for k in ("x", "y", "width", "depth")}}
-             for d in (f.cleaned_data for f in formset.forms)
-             if d and not d.get("DELETE") and d.get("side")]
-    Scenario.objects.filter(pk=scenario.pk).update(deployment_zones=zones, updated_at=timezone.now())
+        return builder_with_errors(request, scenario, status=409 if formset.changed_meanwhile else 400,
+                                   zone_formset=formset)
+    Scenario.objects.filter(pk=scenario.pk).update(deployment_zones=formset.zones(), updated_at=timezone.now())
     messages.success(request, "Deployment zones saved.")
     return back_to(scenario, "zones")
 

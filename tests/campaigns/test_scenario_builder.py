@@ -528,6 +528,52 @@ def test_deployment_zones(client, demo, hill):
     assert hill.deployment_zones[1]["depth"] == 6
 
 
+def test_saving_zones_opened_before_another_tab_changed_them_does_not_put_them_back(client, demo):
+    """Tab 1 deepens side A's zone; tab 2, opened before, moves side B's. Its form still holds side A's
+    old zone: saved, it would have put it back without a word. Nothing of tab 2's is saved, it is told
+    what the zones are now, and saving again (now knowingly) keeps what its form holds."""
+    from django.test import Client
+
+    scenario = demo.village
+    url, builder = reverse("scenario_zones", args=[scenario.pk]), reverse("scenario", args=[scenario.pk])
+    mine = form_data(signed_in(client, demo.designer).get(builder), "zones-form")
+    other = signed_in(Client(), demo.organiser)
+    assert mine["zones-0-side"] == "A" and mine["zones-0-depth"] == "12" and mine["zones-1-side"] == "B"
+    assert other.post(url, {**form_data(other.get(builder), "zones-form"), "zones-0-depth": "18"}).status_code == 302
+
+    response = client.post(url, {**mine, "zones-1-y": "30"})
+    assert response.status_code == 409
+    assert ("The deployment zones were changed since this page was opened (in another tab, or by another designer), "
+            "so nothing was saved. They are now: Side A: 72″ × 18″ from (0″, 0″); Side B: 72″ × 12″ from (0″, 36″). "
+            "Save again to put what this form holds over that change") in text_of(response, "zones-form")
+    scenario.refresh_from_db()
+    assert [(z["side"], z["y"], z["depth"]) for z in scenario.deployment_zones] == [("A", 0, 18), ("B", 36, 12)]
+
+    again = form_data(response, "zones-form")
+    assert (again["zones-0-depth"], again["zones-1-y"]) == ("12", "30") and again["zones-seen"] != mine["zones-seen"]
+    assert client.post(url, again).status_code == 302
+    scenario.refresh_from_db()
+    assert [(z["side"], z["y"], z["depth"]) for z in scenario.deployment_zones] == [("A", 0, 12), ("B", 30, 12)]
+
+
+def test_the_same_zones_sent_twice_are_saved_not_a_conflict_with_themselves(client, demo):
+    scenario = demo.village
+    url = reverse("scenario_zones", args=[scenario.pk])
+    data = form_data(signed_in(client, demo.designer).get(reverse("scenario", args=[scenario.pk])), "zones-form")
+    data["zones-0-depth"] = "6"
+    assert client.post(url, data).status_code == 302
+    again = client.post(url, data, follow=True)
+    assert again.status_code == 200 and "Deployment zones saved." in body(again) and "changed since" not in body(again)
+    scenario.refresh_from_db()
+    assert scenario.deployment_zones[0]["depth"] == 6
+    # Bad input is still refused beside its field, with nothing saved.
+    response = client.post(url, {**data, "zones-0-depth": "100"})
+    assert response.status_code == 400 and "Runs off the 48″ table" in text_of(response, "zones-form")
+    assert "changed since" not in body(response)
+    scenario.refresh_from_db()
+    assert scenario.deployment_zones[0]["depth"] == 6
+
+
 def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     add(client, hill, "house-brick-2")
     house = hill.structures.get()

@@ -178,3 +178,23 @@ def test_two_tabs_saving_one_force_at_once_do_not_put_back_each_others_change(de
     assert statuses(twice(demo.designer, url, data)) == [302, 302]
     army.refresh_from_db()
     assert army.name == "Twice"
+
+
+def test_two_tabs_saving_the_zones_at_once_do_not_put_back_each_others_change(demo):
+    from tests.structures.test_sheet_editor import form_data
+
+    url, builder = reverse("scenario_zones", args=[demo.village.pk]), reverse("scenario", args=[demo.village.pk])
+    first, second = tab(demo.designer), tab(demo.organiser)
+    data = form_data(first.get(builder), "zones-form")
+    deeper, moved = {**data, "zones-0-depth": "18"}, {**data, "zones-1-y": "30"}
+    answers = at_once(lambda: first.post(url, deeper), lambda: second.post(url, moved))
+    assert statuses(answers) == [302, 409]
+    demo.village.refresh_from_db()
+    saved = deeper if answers[0].status_code == 302 else moved
+    assert [(z["y"], z["depth"]) for z in demo.village.deployment_zones] == [
+        (int(saved["zones-0-y"]), int(saved["zones-0-depth"])), (int(saved["zones-1-y"]), int(saved["zones-1-depth"]))]
+
+    data = {**form_data(first.get(builder), "zones-form"), "zones-0-depth": "6"}
+    assert statuses(twice(demo.designer, url, data)) == [302, 302]
+    demo.village.refresh_from_db()
+    assert demo.village.deployment_zones[0]["depth"] == 6

@@ -114,6 +114,30 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
         return battle
 
 
+class ChangedMeanwhile(ActionRefused):
+    """Someone else changed what a form was drawn from, and saving it would put that back (or change it
+    again): nothing was saved. `changed` names what they changed, `stored` holds what is stored now."""
+
+    def __init__(self, campaign, changed, stored):
+        super().__init__("seen", None, f"{campaign.name} was changed meanwhile: {', '.join(changed)}")
+        self.changed, self.stored = changed, stored
+
+
+def change_settings(*, campaign_id, user, fires_persist, single_open_battle, seen=None):
+    """The campaign's two session settings. `seen` holds them as the form showed them (None: not checked,
+    the last save wins): a save that would put back, or change again, one someone else changed since is
+    refused with ChangedMeanwhile; one holding what is stored already (the same form sent twice) is saved."""
+    values = {"fires_persist": fires_persist, "single_open_battle": single_open_battle}
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
+        _organiser(user, campaign, "change the campaign's settings")
+        stored = {name: getattr(campaign, name) for name in values}
+        changed = [name for name, value in stored.items() if name in (seen or {}) and seen[name] != value]
+        if any(values[name] != stored[name] for name in changed):
+            raise ChangedMeanwhile(campaign, changed, stored)
+        Campaign.objects.filter(pk=campaign.pk).update(**values)
+
+
 def set_commander(*, campaign_id, user, side, owner_id):
     """Who commands a side: the campaign's army, and the same side in its open battles (a club whose
     players changed between sessions, or whose campaign came from a file with other names). `owner_id`

@@ -19,6 +19,7 @@ from apps import rules
 from apps.campaigns import permissions, services
 from apps.campaigns.export import MAX_BYTES, export_campaign, import_campaign
 from apps.campaigns.models import Campaign, Weather
+from apps.campaigns.scenario_forms import SeenValues
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import FormatErrors, dumps, parse_document
 from apps.structures.views import ImportForm, json_download, run_import
@@ -48,12 +49,20 @@ class ReopenForm(forms.Form):
         error_messages={"required": "Tick the box to confirm: reopening undoes the session's write-back."})
 
 
-class SettingsForm(forms.ModelForm):
+class SettingsForm(SeenValues, forms.ModelForm):
+    CHANGED = ("These settings were changed since this page was opened (in another tab, or by another organiser), "
+               "so nothing was saved. Changed meanwhile: {what}. Save again to put what this form holds over that "
+               "change, or reload the page to see it.")
+
     class Meta:
         model = Campaign
         fields = ["fires_persist", "single_open_battle"]
         labels = {"fires_persist": "Fires keep burning into the next session",
                   "single_open_battle": "One open battle at a time"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.remember_values()
 
 
 class CommanderForm(forms.Form):
@@ -238,16 +247,33 @@ def session_reopen(request, campaign):
 @organised_campaign("change the campaign's settings", settings_url)
 def campaign_settings(request, campaign):
     form = SettingsForm(request.POST, instance=campaign)
-    if not form.is_valid():
-        return not_done(request, campaign, first_error(form), partial="settings", anchor="campaign-settings",
+    problem = "" if form.is_valid() else first_error(form)
+    if not problem:
+        try:
+            services.change_settings(campaign_id=campaign.pk, user=request.user, seen=form.seen_values(),
+                                     **form.values())
+        except services.ChangedMeanwhile as change:
+            return settings_refused(request, campaign, form, change)
+        except rules.ActionRefused as error:
+            problem = error.message
+    if problem:
+        return not_done(request, campaign, problem, partial="settings", anchor="campaign-settings",
                         settings_form=form)
-    form.save()
     if request.htmx:
         context = campaign_context(request, campaign)
         context["settings_saved"] = True
         return render(request, "campaigns/campaign.html#settings_update", context)
     messages.success(request, "The campaign's settings are saved.")
     return see_other(campaign_url(campaign, "campaign-settings"))
+
+
+def settings_refused(request, campaign, form, change):
+    """409: the form says what someone else changed and now carries it; nothing was saved. Without
+    JavaScript the whole page, as a redirect would lose what this form holds."""
+    form.refuse(change.changed, change.stored)
+    campaign.refresh_from_db(fields=list(change.stored))  # validating the form put this form's values on it
+    page = "campaigns/campaign.html#settings" if request.htmx else "campaigns/campaign.html"
+    return render(request, page, campaign_context(request, campaign, settings_form=form), status=409)
 
 
 @login_required

@@ -20,6 +20,16 @@
     form.setAttribute("data-sent", String(Date.now()));
   });
 
+  // A save refused because someone else changed the same thing since the page was drawn (409) answers
+  // with the form again, saying what they changed and carrying it, so that saving again is a choice:
+  // htmx swaps no error answer, and the tap would seem to have done nothing.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.xhr.status === 409) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
   // Back on a page the browser kept (bfcache): its forms may be sent again.
   window.addEventListener("pageshow", function () {
     document.querySelectorAll("form[data-sent]").forEach(function (form) { form.removeAttribute("data-sent"); });

@@ -301,6 +301,59 @@ def test_organisers_change_the_two_session_settings_and_nothing_else(client, dem
         assert response.status_code == 303 and messages_of(response) == ["The campaign's settings are saved."]
 
 
+@pytest.mark.parametrize("htmx", [False, True])
+def test_saving_settings_opened_before_another_tab_changed_them_does_not_put_them_back(client, demo, htmx):
+    """Tab 1 lets fires keep burning; tab 2, opened before, allows several open battles. Its form still
+    has fires going out: saved, it would have put that back without a word. Nothing of tab 2's is
+    saved, the panel says what changed, and saving again (now knowingly) keeps what its form holds."""
+    from django.test import Client
+    from tests.structures.test_sheet_editor import form_data
+
+    url = reverse("campaign_settings", args=[demo.campaign.pk])
+    mine = form_data(signed(client, demo.organiser).get(campaign_url(demo)), "settings-form")
+    other = signed(Client(), demo.organiser)
+    theirs = form_data(other.get(campaign_url(demo)), "settings-form")
+    assert "fires_persist" not in mine and mine["single_open_battle"] == "on"
+    assert other.post(url, {**theirs, "fires_persist": "on"}, **(HTMX if htmx else {})).status_code in (200, 303)
+
+    del mine["single_open_battle"]
+    response = client.post(url, mine, **(HTMX if htmx else {}))
+    assert response.status_code == 409
+    assert ("These settings were changed since this page was opened (in another tab, or by another organiser), so "
+            "nothing was saved. Changed meanwhile: Fires keep burning into the next session (now on). Save again to "
+            "put what this form holds over that change") in text_of(response, "campaign-settings")
+    assert "Saved." not in text_of(response, "campaign-settings")
+    campaign = Campaign.objects.get(pk=demo.campaign.pk)
+    assert (campaign.fires_persist, campaign.single_open_battle) == (True, True)
+
+    again = form_data(response, "settings-form")
+    assert "fires_persist" not in again and "single_open_battle" not in again and again["seen"] != mine["seen"]
+    response = client.post(url, again, **(HTMX if htmx else {}))
+    if htmx:
+        assert response.status_code == 200 and "Saved." in text_of(response, "campaign-settings")
+    else:
+        assert response.status_code == 303 and messages_of(response) == ["The campaign's settings are saved."]
+    campaign = Campaign.objects.get(pk=demo.campaign.pk)
+    assert (campaign.fires_persist, campaign.single_open_battle) == (False, False)
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_the_same_settings_sent_twice_are_saved_not_a_conflict_with_themselves(client, demo, htmx):
+    from tests.structures.test_sheet_editor import form_data
+
+    url = reverse("campaign_settings", args=[demo.campaign.pk])
+    data = {**form_data(signed(client, demo.organiser).get(campaign_url(demo)), "settings-form"), "fires_persist": "on"}
+    assert client.post(url, data).status_code == 303
+    response = client.post(url, data, **(HTMX if htmx else {}))
+    if htmx:
+        assert response.status_code == 200 and "Saved." in text_of(response, "campaign-settings")
+        assert "changed since" not in body(response)
+    else:
+        assert response.status_code == 303 and messages_of(response)[-1] == "The campaign's settings are saved."
+    campaign = Campaign.objects.get(pk=demo.campaign.pk)
+    assert (campaign.fires_persist, campaign.single_open_battle) == (True, True)
+
+
 # ---------------------------------------------------------------------------------- commanders
 
 def test_an_organiser_gives_a_side_to_another_member_here_and_in_the_open_session(client, demo):

@@ -198,3 +198,30 @@ def test_two_tabs_saving_the_zones_at_once_do_not_put_back_each_others_change(de
     assert statuses(twice(demo.designer, url, data)) == [302, 302]
     demo.village.refresh_from_db()
     assert demo.village.deployment_zones[0]["depth"] == 6
+
+
+# ---------------------------------------------------------------------------------- the campaign page
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_two_tabs_saving_the_campaign_settings_at_once_do_not_put_back_each_others_change(demo, htmx):
+    """The second to take the campaign's lock finds the first's change and is refused; the same form
+    sent twice at once is saved once and neither send is a conflict."""
+    from tests.structures.test_sheet_editor import form_data
+
+    campaign = Campaign.objects.get(club=demo.club)
+    url, page = reverse("campaign_settings", args=[campaign.pk]), reverse("campaign", args=[campaign.pk])
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    first, second = tab(demo.organiser), tab(demo.organiser)
+    data = form_data(first.get(page), "settings-form")
+    assert "fires_persist" not in data and data["single_open_battle"] == "on"
+    burning, several = {**data, "fires_persist": "on"}, {k: v for k, v in data.items() if k != "single_open_battle"}
+    answers = at_once(lambda: first.post(url, burning, **headers), lambda: second.post(url, several, **headers))
+    assert statuses(answers) == ([200, 409] if htmx else [303, 409])
+    campaign.refresh_from_db()
+    assert (campaign.fires_persist, campaign.single_open_battle) in ((True, True), (False, False))
+
+    data = {**form_data(first.get(page), "settings-form"), "fires_persist": "on", "single_open_battle": "on"}
+    answers = at_once(lambda: first.post(url, data, **headers), lambda: second.post(url, data, **headers))
+    assert statuses(answers) == ([200, 200] if htmx else [303, 303])
+    campaign.refresh_from_db()
+    assert (campaign.fires_persist, campaign.single_open_battle) == (True, True)

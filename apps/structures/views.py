@@ -1,3 +1,4 @@
+import re
 from fractions import Fraction
 
 from django import forms
@@ -33,6 +34,7 @@ from apps.structures.formats import (
 )
 from apps.structures.forms import SheetEditor
 from apps.structures.models import BunkerSheet, Floor, Side
+from config.responses import refused
 
 FACINGS = (("front", "Front"), ("side", "Side"), ("rear", "Rear"))
 CARD_ROWS = ("Walls", "Entrance", "Vision")
@@ -194,10 +196,11 @@ def structure_detail(request, pk):
 @login_required
 def sheet_list(request):
     sheets = list(permissions.sheets_for(request.user).select_related("club").order_by("club__name", "name"))
+    clubs = list(permissions.design_clubs(request.user).order_by("name"))
     return render(request, "structures/sheet_list.html", {
         "library": [s for s in sheets if s.club_id is None],
         "club_sheets": [s for s in sheets if s.club_id is not None],
-        "design_clubs": list(permissions.design_clubs(request.user).order_by("name")),
+        "design_clubs": clubs, "newest_sheet": newest_sheet_id(clubs),
     })
 
 
@@ -214,7 +217,8 @@ def sheet_detail(request, pk):
 def sheet_actions(user, sheet):
     """What the sheet page offers this user: edit (its club's designers), clone (into a club they design for)."""
     clubs = list(permissions.design_clubs(user))
-    return {"can_edit": permissions.can_edit_sheet(user, sheet), "clone_clubs": clubs}
+    return {"can_edit": permissions.can_edit_sheet(user, sheet), "clone_clubs": clubs,
+            "newest_sheet": newest_sheet_id(clubs)}
 
 
 def editable_sheet(request, pk):
@@ -403,11 +407,16 @@ def clone_target(request):
     return club
 
 
+def clone_slug(fields):
+    base = fields.get("slug", "") or "new-bunker"
+    return "new-bunker" if base == "blank" else base
+
+
 def clone_into(source_fields, club):
     """A new sheet of `club`, its slug picked and saved under the club's lock."""
     fields = {k: v for k, v in source_fields.items() if k in SHEET_KEYS}
-    base = fields.pop("slug", "") or "new-bunker"
-    base = "new-bunker" if base == "blank" else base
+    base = clone_slug(fields)
+    fields.pop("slug", None)
     fields["name"] = fields.get("name") or "New bunker"
     fields["is_blank"] = False
     with transaction.atomic():
@@ -415,28 +424,61 @@ def clone_into(source_fields, club):
         return BunkerSheet.objects.create(club=club, slug=unique_slug(club, base), **fields)
 
 
+def newest_sheet_id(clubs):
+    return BunkerSheet.objects.filter(club__in=clubs).order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
+class CloneForm(forms.Form):
+    # The newest sheet of the user's design clubs when the page was drawn (newest_sheet_id): a second
+    # send of the same New sheet or Clone form (a double tap) finds the sheet the first made and goes
+    # to it instead of making another. Absent from a page drawn before the forms carried it.
+    after = forms.IntegerField(required=False, min_value=0)
+
+
+def made_meanwhile(club, after, slug):
+    """A sheet of `club` made since the page was drawn as this form would make it (`slug`, or `slug-2`…)."""
+    if after is None:
+        return None
+    same = re.compile(rf"{re.escape(slug)}|{re.escape(slug[:75])}-\d+")
+    return next((s for s in club.bunker_sheets.filter(pk__gt=after).order_by("pk") if same.fullmatch(s.slug)), None)
+
+
+def clone_once(request, fields, made, back):
+    """`fields` cloned into the club the form chose, and on to the editor saying `made`; the same form's
+    second send (a double tap, at once or one after the other) goes to the sheet its first made."""
+    club = clone_target(request)
+    form = CloneForm(request.POST)
+    if not form.is_valid():  # only a hand-made request: the page writes a number
+        return refused(request, "This form was not sent as its page drew it: reload the page and try again.",
+                       status=400, title="Nothing made", back=back)
+    with transaction.atomic():
+        Club.lock(club.pk)  # before looking: the two sends of a double tap at once take turns
+        first = made_meanwhile(club, form.cleaned_data["after"], clone_slug(fields))
+        sheet = first or clone_into(fields, club)
+    if first is None:
+        messages.success(request, made.format(sheet=sheet, club=club))
+    else:
+        messages.info(request, f"{sheet.name} is already made (the form was sent twice): here it is.")
+    return redirect("sheet_edit", pk=sheet.pk)
+
+
 @login_required
 @require_POST
 def sheet_clone(request, pk):
     source = permissions.get_or_404(permissions.sheets_for(request.user), pk=pk)
-    club = clone_target(request)
-    with transaction.atomic():
-        sheet = clone_into(sheet_body(source), club)
-    messages.success(request, f"{sheet.name} is now {club.name}'s own sheet: edit it here.")
-    return redirect("sheet_edit", pk=sheet.pk)
+    return clone_once(request, sheet_body(source), "{sheet.name} is now {club.name}'s own sheet: edit it here.",
+                      back=reverse("sheet", args=[source.pk]))
 
 
 @login_required
 @require_POST
 def sheet_new(request):
     """A new club sheet from the blank card of the library (or of the seed, when the library has none)."""
-    club = clone_target(request)
     blank = BunkerSheet.objects.filter(club__isnull=True, is_blank=True).order_by("pk").first()
     fields = sheet_body(blank) if blank else {**tables.DH_BLANK_SHEET}
-    with transaction.atomic():
-        sheet = clone_into({**fields, "slug": "new-bunker", "name": ""}, club)
-    messages.success(request, "A new sheet from the blank card: fill it in, the card on the right follows.")
-    return redirect("sheet_edit", pk=sheet.pk)
+    return clone_once(request, {**fields, "slug": "new-bunker", "name": ""},
+                      "A new sheet from the blank card: fill it in, the card on the right follows.",
+                      back=reverse("sheet_list"))
 
 
 @login_required

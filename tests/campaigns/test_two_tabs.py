@@ -59,6 +59,25 @@ def test_two_new_sheets_at_once(demo):
     assert BunkerSheet.objects.filter(club=demo.club, slug__startswith="new-bunker").count() == 2
 
 
+def test_the_clone_form_sent_twice_at_once_makes_one_clone(demo):
+    from tests.structures.test_sheet_editor import form_data
+
+    library = BunkerSheet.objects.filter(club=None, is_blank=False).order_by("pk").first()
+    data = {**form_data(tab(demo.designer).get(reverse("sheet", args=[library.pk])), None), "club": demo.club.pk}
+    answers = twice(demo.designer, reverse("sheet_clone", args=[library.pk]), {k: data[k] for k in ("club", "after")})
+    clone = BunkerSheet.objects.get(club=demo.club, slug__startswith=library.slug)
+    assert [a["Location"] for a in answers] == [reverse("sheet_edit", args=[clone.pk])] * 2
+
+
+def test_the_new_sheet_form_sent_twice_at_once_makes_one_sheet(demo):
+    from tests.structures.test_sheet_editor import form_data
+
+    data = {**form_data(tab(demo.designer).get(reverse("sheet_list")), None), "club": demo.club.pk}
+    answers = twice(demo.designer, reverse("sheet_new"), {k: data[k] for k in ("club", "after")})
+    sheet = BunkerSheet.objects.get(club=demo.club, slug__startswith="new-bunker")
+    assert [a["Location"] for a in answers] == [reverse("sheet_edit", args=[sheet.pk])] * 2
+
+
 def test_importing_the_same_sheet_twice_at_once(demo):
     library = BunkerSheet.objects.filter(club=None, is_blank=False).order_by("pk").first()
     data = {"club": demo.club.pk, "text": dumps(export_sheet(library))}

@@ -313,6 +313,49 @@ def test_clone_a_library_sheet_into_my_club(client, world):
     assert BunkerSheet.objects.filter(club=None).count() == 9
 
 
+def sheet_form(client, url):
+    """What the page's New sheet or Clone form sends."""
+    return {k: v for k, v in form_data(client.get(url), None).items() if k in ("club", "after")}
+
+
+def test_the_clone_form_sent_twice_makes_one_clone(client, world):
+    """A double tap on Clone without JavaScript (or the page's form sent again from another tab): the
+    second send lands on the clone the first made. Cloning again from the page drawn after it makes
+    another; only the sheets of the clubs the user designs for count as known."""
+    url = reverse("sheet", args=[world.library.pk])
+    data = sheet_form(signed_in(client, world.designer), url)
+    assert data == {"club": str(world.club.pk), "after": str(world.sheet.pk)}  # (Rivals' sheet is newer)
+    clone = reverse("sheet_clone", args=[world.library.pk])
+    first, again = client.post(clone, data), client.post(clone, data)
+    made = BunkerSheet.objects.get(club=world.club, slug=f"{world.library.slug}-2")  # world.sheet holds the slug
+    assert first["Location"] == again["Location"] == reverse("sheet_edit", args=[made.pk])
+    assert "Soviet AT/HMG Loghouse is already made (the form was sent twice): here it is." in body(
+        client.get(again["Location"]))
+    assert client.post(clone, sheet_form(client, url)).status_code == 302
+    assert BunkerSheet.objects.filter(club=world.club, slug__startswith=world.library.slug).count() == 3
+
+
+def test_the_new_sheet_form_sent_twice_makes_one_sheet(client, world):
+    """The same for "New sheet from the blank card": a second blank sheet is made from the page drawn
+    after the first, not by sending the same form again."""
+    url = reverse("sheet_list")
+    data = sheet_form(signed_in(client, world.designer), url)
+    first, again = client.post(reverse("sheet_new"), data), client.post(reverse("sheet_new"), data)
+    draft = BunkerSheet.objects.get(club=world.club, slug="new-bunker")
+    assert first["Location"] == again["Location"] == reverse("sheet_edit", args=[draft.pk])
+    assert "New bunker is already made (the form was sent twice): here it is." in body(client.get(again["Location"]))
+    assert client.post(reverse("sheet_new"), sheet_form(client, url))["Location"] != first["Location"]
+    assert sorted(BunkerSheet.objects.filter(club=world.club, slug__startswith="new-bunker").values_list(
+        "slug", flat=True)) == ["new-bunker", "new-bunker-2"]
+
+
+def test_a_new_sheet_form_that_names_no_sheet_it_knew_makes_nothing(client, world):
+    before = BunkerSheet.objects.count()
+    response = signed_in(client, world.designer).post(reverse("sheet_new"), {"club": world.club.pk, "after": "-1"})
+    assert response.status_code == 400 and "reload the page and try again" in body(response)
+    assert BunkerSheet.objects.count() == before
+
+
 def test_the_sheet_page_offers_edit_and_clone_to_designers_only(client, world):
     html = body(signed_in(client, world.designer).get(reverse("sheet", args=[world.library.pk])))
     assert reverse("sheet_edit", args=[world.library.pk]) not in html

@@ -174,6 +174,12 @@ class AddStructureForm(forms.Form):
         return data
 
 
+class SectionForm(forms.Form):
+    # The scenario's newest structure when the page was drawn: a second send of the same "+ Section"
+    # (a double tap) finds the section the first added and goes to it instead of adding another.
+    after = forms.IntegerField(required=False, min_value=0)
+
+
 def usable_sheets(scenario):
     """The library and the scenario's own club's sheets, never another club's."""
     return BunkerSheet.objects.filter(Q(club__isnull=True, is_blank=False) | Q(club=scenario.club_id)).order_by(
@@ -576,14 +582,21 @@ class UnitForm(SeenState, forms.ModelForm):
     y = inches("y (from the top edge)", required=False)
     # The limits the scenario import checks: what the builder saves must import back.
     models_start = forms.IntegerField(label="Models", min_value=1, max_value=SMALL, initial=1)
+    # A new unit's form: the army's newest unit when the page was drawn. A second send of the same form
+    # (a double tap) finds the unit the first added and goes to it instead of adding another.
+    after = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     class Meta:
         model = Unit
         fields = ["name", "kind", "tank_class", "experience", "models_start", "fireteam"]
 
-    def __init__(self, *args, scenario, **kwargs):
+    def __init__(self, *args, scenario, army, **kwargs):
         super().__init__(*args, **kwargs)
-        self.scenario = scenario
+        self.scenario, self.army, self.added = scenario, army, None
+        if self.instance.pk:
+            del self.fields["after"]  # a saved unit's page carries `seen` instead
+        elif not self.is_bound:
+            self.fields["after"].initial = army.units.order_by("-pk").values_list("pk", flat=True).first() or 0
         keep_ruleset_fields(self, scenario.ruleset)
         floors = []
         for structure in scenario.structures.prefetch_related("floors").order_by("name"):
@@ -604,9 +617,17 @@ class UnitForm(SeenState, forms.ModelForm):
         return state_of(list(Unit.objects.filter(pk=u.pk).values(*self.Meta.fields, "floor_id", "x", "y")),
                         sorted(UnitWeapon.objects.filter(unit=u).values_list("weapon_id", "count")))
 
+    def added_meanwhile(self):
+        """A unit of this name the army gained since the page was drawn: this form's first send, most likely."""
+        after, name = self.cleaned_data.get("after"), self.cleaned_data.get("name")
+        if after is None or not name:
+            return None
+        return self.army.units.filter(pk__gt=after, name=name).order_by("pk").first()
+
     def clean(self):
         data = super().clean()
         self.check_state()
+        self.added = self.added_meanwhile()
         place = data.get("place") or ""
         if data.get("tank_class") and data.get("kind") != UnitKind.VEHICLE:
             self.add_error("tank_class", "Only vehicles have a tank class")
@@ -619,7 +640,7 @@ class UnitForm(SeenState, forms.ModelForm):
         elif place.startswith("floor:"):
             floor_id = self.floor_ids.get(place)
             holder = Unit.objects.filter(floor_id=floor_id).exclude(pk=self.instance.pk).first()
-            if holder is not None:
+            if holder is not None and holder != self.added:  # this form's first send put it there: the view lands on it
                 self.add_error("place", f"{holder.name} is already on that floor (one unit per floor)")
         return data
 

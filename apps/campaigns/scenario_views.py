@@ -29,14 +29,14 @@ from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
 from apps.campaigns.models import Scenario
 from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
-                                           ScenarioForm, StartBattleForm, StartCampaignForm, StructureForm, UnitForm,
-                                           UnitWeaponFormSet, ZoneFormSet, half_extents)
+                                           ScenarioForm, SectionForm, StartBattleForm, StartCampaignForm, StructureForm,
+                                           UnitForm, UnitWeaponFormSet, ZoneFormSet, half_extents)
 from apps.rules import ActionRefused
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure, has_crews, mark_crews
 from apps.structures.views import json_download, print_cards, run_import
-from config.responses import see_other
+from config.responses import refused, see_other
 
 RULES_FIELDS = ["ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
                 "weather", "options"]
@@ -211,6 +211,7 @@ def builder_context(request, scenario, **overrides):
         "campaign_form": overrides.get("campaign_form") or StartCampaignForm(
             club=scenario.club, prefix="campaign",
             initial={"name": campaign_services.with_suffix(scenario.name, " campaign")}),
+        "newest_structure": max((s.pk for s in structures), default=0),  # the "+ Section" forms' `after`
         "sheets_used": sorted({s.sheet for s in structures if s.sheet_id}, key=lambda sh: sh.name),
         "blueprints": blueprints.BLUEPRINTS,
         "map_problem": overrides.get("map_problem", ""),
@@ -291,13 +292,13 @@ def free_spot(scenario, width, depth):
     return cx, cy
 
 
-def added_meanwhile(scenario, after, name, kind):
-    """A structure added since the page was drawn as this form would add it (`name`, or `name 2`…)."""
+def added_meanwhile(structures, after, name, kind):
+    """One of `structures` added since the page was drawn as this form would add it (`name`, or `name 2`…)."""
     if after is None:
         return None
     same = re.compile(re.escape(name) + r"( \d+)?")
-    return next((s for s in scenario.structures.filter(pk__gt=after, kind=kind).order_by("pk")
-                 if same.fullmatch(s.name)), None)
+    return next((s for s in structures.filter(pk__gt=after, kind=kind).order_by("pk") if same.fullmatch(s.name)),
+                None)
 
 
 def build_floors(structure, floors):
@@ -326,7 +327,7 @@ def structure_add(request, pk):
     width, depth = Decimal(str(blueprint.width)), Decimal(str(blueprint.depth))
     kind = sheet.kind if sheet and blueprint.kind in ("bunker", "fort") else blueprint.kind
     name = form.cleaned_data["name"].strip() or (sheet.name if sheet else blueprint.label)
-    added = added_meanwhile(scenario, form.cleaned_data["after"], name, kind)
+    added = added_meanwhile(scenario.structures, form.cleaned_data["after"], name, kind)
     if added is not None:  # this form's first send (a double tap), under the scenario's lock
         messages.info(request, f"{added.name} is already added (the form was sent twice): here it is.")
         return back_to(scenario, f"structure-{added.pk}")
@@ -460,6 +461,15 @@ def structure_section(request, pk, sid):
     """A connected section next to this one (Bolt Action builds large buildings from sections)."""
     scenario = editable_scenario(request, pk)
     source = scenario_structure(scenario, sid)
+    form = SectionForm(request.POST)
+    if not form.is_valid():  # only a hand-made request: the page writes a number
+        return refused(request, "This form was not sent as its page drew it: reload the page and try again.",
+                       status=400, title="Nothing added", back=reverse("scenario", args=[scenario.pk]))
+    name = f"{source.name} (section)"
+    added = added_meanwhile(source.connections, form.cleaned_data["after"], name, source.kind)
+    if added is not None:  # this form's first send (a double tap), under the scenario's lock
+        messages.info(request, f"{added.name} is already added (the form was sent twice): here it is.")
+        return back_to(scenario, f"structure-{added.pk}")
     # Beside it along the table's width, by the box its footprint covers at its rotation (a house
     # turned a quarter is as wide as it is deep), and wholly on the table.
     reach = half_extents(source)[0]
@@ -468,7 +478,7 @@ def structure_section(request, pk, sid):
         x = max(reach, source.x - 2 * reach)
     with transaction.atomic():
         section = Structure.objects.create(
-            scenario=scenario, name=free_name(scenario, f"{source.name} (section)"), kind=source.kind,
+            scenario=scenario, name=free_name(scenario, name), kind=source.kind,
             wall_material=source.wall_material, roof_material=source.roof_material, flammable=source.flammable,
             flimsy=source.flimsy, x=x, y=source.y, width=source.width, depth=source.depth, rotation=source.rotation,
             damage_max=source.damage_max, breach_needed=source.breach_needed,
@@ -536,13 +546,16 @@ def unit_page(request, scenario, form, weapons, unit=None, army=None, status=200
 def save_unit(request, scenario, army, unit=None):
     initial = [{"weapon": uw.weapon, "count": uw.count} for uw in unit.unit_weapons.select_related("weapon")] if unit else []
     if request.method != "POST":
-        form = UnitForm(instance=unit, scenario=scenario)
+        form = UnitForm(instance=unit, scenario=scenario, army=army)
         weapons = UnitWeaponFormSet(prefix="weapons", initial=initial, ruleset=scenario.ruleset)
         return unit_page(request, scenario, form, weapons, unit, army)
-    form = UnitForm(request.POST, instance=unit, scenario=scenario)
+    form = UnitForm(request.POST, instance=unit, scenario=scenario, army=army)
     weapons = UnitWeaponFormSet(request.POST, prefix="weapons", initial=initial, ruleset=scenario.ruleset)
     if not (form.is_valid() and weapons.is_valid()):
         return unit_page(request, scenario, form, weapons, unit, army, status=400)
+    if form.added is not None:  # this form's first send (a double tap), under the scenario's lock
+        messages.info(request, f"{form.added.name} is already added (the form was sent twice): here it is.")
+        return back_to(scenario, f"army-{army.pk}")
     try:
         with transaction.atomic():
             unit = form.save(commit=False)

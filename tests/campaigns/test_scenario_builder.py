@@ -478,6 +478,29 @@ def test_add_a_connected_section(client, demo, hill):
     assert section.x == church.x + church.width and section.floors.count() == church.floors.count()
 
 
+def test_the_section_form_sent_twice_adds_one_section(client, demo, hill):
+    """A double tap on "+ Section" without JavaScript: the second send lands on the section the first
+    added. From the page drawn after it, another one is added."""
+    from tests.test_permission_matrix import form_on
+
+    add(client, hill, "church")
+    church = hill.structures.get()
+    page, url = reverse("scenario", args=[hill.pk]), reverse("scenario_structure_section", args=[hill.pk, church.pk])
+    data = form_on(client, page, url)
+    assert data == {"after": [str(church.pk)]}
+    first, again = client.post(url, data), client.post(url, data)
+    section = hill.structures.exclude(pk=church.pk).get()
+    assert first["Location"] == again["Location"] == page + f"#structure-{section.pk}"
+    assert "Church (section) is already added (the form was sent twice): here it is." in body(
+        client.get(again["Location"]))
+    assert client.post(url, form_on(client, page, url)).status_code == 302
+    assert sorted(hill.structures.values_list("name", flat=True)) == ["Church", "Church (section)",
+                                                                      "Church (section) 2"]
+    response = client.post(url, {"after": "the newest"})
+    assert response.status_code == 400 and "reload the page and try again" in body(response)
+    assert hill.structures.count() == 3
+
+
 def test_a_section_of_a_turned_structure_stands_beside_it_on_the_table(client, demo, hill):
     """A house 4″ wide and 8″ deep turned a quarter covers 8″ of the table's width: its section goes
     8″ along, and back the other way when that would hang off the 48″ table."""
@@ -683,6 +706,27 @@ def test_the_same_force_form_sent_twice_is_saved_not_a_conflict_with_itself(clie
     assert "This field is required." in text_of(response, f"army-{army.pk}-form")
     army.refresh_from_db()
     assert army.name == "Grenadiers"
+
+
+def test_the_new_unit_form_sent_twice_adds_one_unit(client, demo):
+    """A double tap on "Save the unit" of a new unit: the second send lands on the unit the first added
+    (placed on a floor, it was refused as if another unit held that floor; not placed, it added a
+    second). From the page opened again, a second unit of the same name is added, as forces often have."""
+    from apps.structures.models import Floor
+
+    army = demo.village.armies.order_by("side").first()
+    floor = Floor.objects.filter(structure__scenario=demo.village, occupant__isnull=True, is_roof=False).first()
+    url = reverse("scenario_unit_new", args=[demo.village.pk, army.pk])
+    data = {**form_data(signed_in(client, demo.designer).get(url), None), "name": "Rifle squad",
+            "place": f"floor:{floor.pk}"}
+    assert data["after"] == str(army.units.latest("pk").pk)
+    first, again = client.post(url, data), client.post(url, data)
+    squad = army.units.get(name="Rifle squad")
+    assert first["Location"] == again["Location"] == reverse("scenario", args=[demo.village.pk]) + f"#army-{army.pk}"
+    assert "Rifle squad is already added (the form was sent twice): here it is." in body(client.get(again["Location"]))
+    assert squad.floor == floor
+    assert client.post(url, {**form_data(client.get(url), None), "name": "Rifle squad"}).status_code == 302
+    assert army.units.filter(name="Rifle squad").count() == 2
 
 
 # ---------------------------------------------------------------------------------- start a battle

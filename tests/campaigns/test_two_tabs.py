@@ -244,3 +244,24 @@ def test_two_tabs_saving_the_campaign_settings_at_once_do_not_put_back_each_othe
     assert statuses(answers) == ([200, 200] if htmx else [303, 303])
     campaign.refresh_from_db()
     assert (campaign.fires_persist, campaign.single_open_battle) == (True, True)
+
+
+def test_the_new_unit_form_sent_twice_at_once_adds_one_unit(demo):
+    from tests.structures.test_sheet_editor import form_data
+
+    army = demo.village.armies.order_by("side").first()
+    url = reverse("scenario_unit_new", args=[demo.village.pk, army.pk])
+    answers = twice(demo.designer, url, {**form_data(tab(demo.designer).get(url), None), "name": "Twin squad"})
+    assert [a["Location"] for a in answers] == [reverse("scenario", args=[demo.village.pk]) + f"#army-{army.pk}"] * 2
+    assert army.units.filter(name="Twin squad").count() == 1
+
+
+def test_the_section_form_sent_twice_at_once_adds_one_section(demo):
+    from tests.test_permission_matrix import form_on
+
+    house = demo.village.structures.get(name="Timber cottage")
+    page = reverse("scenario", args=[demo.village.pk])
+    url = reverse("scenario_structure_section", args=[demo.village.pk, house.pk])
+    answers = twice(demo.designer, url, form_on(tab(demo.designer), page, url))
+    section = demo.village.structures.get(name="Timber cottage (section)")
+    assert [a["Location"] for a in answers] == [page + f"#structure-{section.pk}"] * 2

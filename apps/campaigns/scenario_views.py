@@ -27,7 +27,7 @@ from apps.campaigns import permissions
 from apps.campaigns import services as campaign_services
 from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
-from apps.campaigns.models import Scenario
+from apps.campaigns.models import Club, Scenario
 from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
                                            ScenarioForm, SectionForm, StartBattleForm, StartCampaignForm, StructureForm,
                                            UnitForm, UnitWeaponFormSet, ZoneFormSet, half_extents)
@@ -102,15 +102,26 @@ def scenario_new(request):
     if not clubs.exists():
         raise PermissionDenied("Only organisers and designers create scenarios.")
     form = NewScenarioForm(request.POST or None, clubs=clubs)
-    if request.method == "POST" and form.is_valid():
-        scenario = form.save(commit=False)
-        scenario.club = form.cleaned_data["club"]
-        scenario.author = request.user
-        scenario.deployment_zones = default_zones(scenario)
-        scenario.save()
-        messages.success(request, f"Scenario {scenario.name} created: add its structures and forces.")
-        return back_to(scenario)
+    if request.method == "POST":
+        with transaction.atomic():
+            lock_chosen_club(request.POST.get("club"))
+            if form.is_valid():
+                scenario = form.save(commit=False)
+                scenario.club = form.cleaned_data["club"]
+                scenario.author = request.user
+                scenario.deployment_zones = default_zones(scenario)
+                scenario.save()
+                messages.success(request, f"Scenario {scenario.name} created: add its structures and forces.")
+                return back_to(scenario)
     return render(request, "scenarios/new.html", {"form": form}, status=400 if request.method == "POST" else 200)
+
+
+def lock_chosen_club(pk):
+    """Club.lock for the club a form names, before the form is checked (which tells whether the user may
+    choose it): the name is then checked against what another tab saved meanwhile, instead of two tabs
+    passing the check together and the second failing on the club's unique name."""
+    if str(pk).isdecimal():
+        list(Club.objects.select_for_update().filter(pk=pk).values_list("pk"))
 
 
 def default_zones(scenario):

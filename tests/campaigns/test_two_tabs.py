@@ -112,6 +112,38 @@ def test_starting_the_same_campaign_from_two_tabs_makes_one_and_says_so_in_the_o
     assert campaign.battles.count() == 1 and campaign.structures.exists()
 
 
+NEW_SCENARIO = {"name": "Twin hills", "description": "", "table_width": "48", "table_depth": "36", "ruleset": "dh",
+                "damage_variant": "3", "weather": "clear"}
+
+
+def test_two_scenarios_of_the_same_name_at_once_make_one_and_say_why_in_the_other(demo):
+    """Two tabs (or two designers) creating scenarios of one name in one club at the same instant."""
+    answers = twice(demo.designer, reverse("scenario_new"), {**NEW_SCENARIO, "club": demo.club.pk})
+    assert statuses(answers) == [302, 400]
+    refused = next(a for a in answers if a.status_code == 400).content.decode()
+    assert "Your club already has a scenario with this name." in refused
+    assert Scenario.objects.filter(club=demo.club, name="Twin hills").count() == 1
+
+
+def test_two_scenarios_renamed_alike_at_once_one_is_renamed_and_the_other_says_why(demo):
+    """Two different scenarios, so two different rows for one_writer; its SELECT … FOR UPDATE holds the
+    club's row too (Scenario's ordering by club joins it), and that makes them take turns."""
+    from tests.test_permission_matrix import form_on
+
+    tab(demo.designer).post(reverse("scenario_new"), {**NEW_SCENARIO, "club": demo.club.pk, "name": "Hill 112"})
+    posts = []
+    for scenario in (demo.village, Scenario.objects.get(club=demo.club, name="Hill 112")):
+        page, url = reverse("scenario", args=[scenario.pk]), reverse("scenario_settings", args=[scenario.pk])
+        client = tab(demo.designer)
+        data = {**form_on(client, page, url), "name": "Twin hills"}
+        posts.append(lambda client=client, url=url, data=data: client.post(url, data))
+    answers = at_once(*posts)
+    assert statuses(answers) == [302, 400]
+    assert "Your club already has a scenario with this name." in next(
+        a for a in answers if a.status_code == 400).content.decode()
+    assert Scenario.objects.filter(club=demo.club, name="Twin hills").count() == 1
+
+
 def test_two_clubs_of_the_same_name_at_once_get_two_addresses(demo):
     """Two people (or one in two old tabs whose form does not say which clubs it knew of)."""
     answers = twice(demo.designer, reverse("club_new"), {"name": "Twins"})

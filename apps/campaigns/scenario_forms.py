@@ -127,6 +127,9 @@ class ScenarioForm(forms.ModelForm):
 
 class NewScenarioForm(ScenarioForm):
     club = forms.ModelChoiceField(queryset=None, empty_label=None)
+    # The newest scenario of the user's design clubs when the page was drawn: a second send of the same
+    # form (a double tap) finds the scenario the first created and goes to it.
+    after = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     class Meta(ScenarioForm.Meta):
         fields = ["club", *ScenarioForm.Meta.fields]
@@ -134,11 +137,27 @@ class NewScenarioForm(ScenarioForm):
     def __init__(self, *args, clubs, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["club"].queryset = clubs
-        self.order_fields(["club"])
+        self.order_fields(["club", "after"])  # both cleaned before the name, which reads them
+        self.created = None
+        if not self.is_bound:
+            self.fields["after"].initial = (Scenario.objects.filter(club__in=clubs).order_by("-pk")
+                                            .values_list("pk", flat=True).first() or 0)
+
+    def created_meanwhile(self, name):
+        """The scenario of this name created since the page was drawn: this form's first send, most likely."""
+        club, after = self.cleaned_data.get("club"), self.cleaned_data.get("after")
+        if club is None or after is None:
+            return None
+        return club.scenarios.filter(pk__gt=after, name=name).first()
 
     def clean_name(self):
         self.club = self.cleaned_data.get("club")
-        return super().clean_name()
+        self.created = self.created_meanwhile(self.cleaned_data["name"].strip())
+        return self.created.name if self.created else super().clean_name()
+
+    def validate_constraints(self):
+        if self.created is None:  # else the scenario holding the name is the one this form lands on
+            super().validate_constraints()
 
 
 class AddStructureForm(forms.Form):

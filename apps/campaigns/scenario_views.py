@@ -105,7 +105,8 @@ def scenario_new(request):
     if request.method == "POST":
         with transaction.atomic():
             lock_chosen_club(request.POST.get("club"))
-            if form.is_valid():
+            valid = form.is_valid()
+            if valid and form.created is None:
                 scenario = form.save(commit=False)
                 scenario.club = form.cleaned_data["club"]
                 scenario.author = request.user
@@ -113,6 +114,9 @@ def scenario_new(request):
                 scenario.save()
                 messages.success(request, f"Scenario {scenario.name} created: add its structures and forces.")
                 return back_to(scenario)
+        if valid:  # form.created: this form's first send (a double tap), found under the club's lock
+            messages.info(request, f"{form.created.name} is already created (the form was sent twice): here it is.")
+            return back_to(form.created)
     return render(request, "scenarios/new.html", {"form": form}, status=400 if request.method == "POST" else 200)
 
 

@@ -68,6 +68,24 @@ def test_create_a_scenario(client, demo):
                                      {"side": "B", "x": 0, "y": 27, "width": 48, "depth": 9}]
 
 
+def test_the_new_scenario_form_sent_twice_creates_one_and_lands_on_it(client, demo):
+    """A double tap on "Create the scenario": the second send was refused with 'already has a scenario with
+    this name', as if the name were taken; it lands on the scenario the first created. Sent from the page
+    opened after it, the same name is refused beside the field."""
+    url = reverse("scenario_new")
+    data = {**form_data(signed_in(client, demo.designer).get(url), None), "club": demo.club.pk, "name": "Hill 112"}
+    assert data["after"] == str(demo.village.pk)  # (the other club's newer farm is not counted)
+    assert demo.farm.pk > demo.village.pk
+    first, again = client.post(url, data), client.post(url, data)
+    hill = Scenario.objects.get(club=demo.club, name="Hill 112")
+    assert first["Location"] == again["Location"] == reverse("scenario", args=[hill.pk])
+    assert "Hill 112 is already created (the form was sent twice): here it is." in body(client.get(again["Location"]))
+    data = {**form_data(client.get(url), None), "club": demo.club.pk, "name": "Hill 112"}
+    response = client.post(url, data)
+    assert response.status_code == 400 and "Your club already has a scenario with this name." in body(response)
+    assert Scenario.objects.filter(name="Hill 112").count() == 1
+
+
 @pytest.mark.parametrize("fields, field, words", [
     ({"name": "Village crossroads"}, "name", "already has a scenario with this name"),
     ({"table_width": "0"}, "table_width", "more than 0"),

@@ -125,6 +125,15 @@ def test_two_scenarios_of_the_same_name_at_once_make_one_and_say_why_in_the_othe
     assert Scenario.objects.filter(club=demo.club, name="Twin hills").count() == 1
 
 
+def test_the_new_scenario_form_sent_twice_at_once_creates_one(demo):
+    from tests.structures.test_sheet_editor import form_data
+
+    data = form_data(tab(demo.designer).get(reverse("scenario_new")), None)
+    answers = twice(demo.designer, reverse("scenario_new"), {**data, **NEW_SCENARIO, "club": demo.club.pk})
+    scenario = Scenario.objects.get(club=demo.club, name="Twin hills")
+    assert [a["Location"] for a in answers] == [reverse("scenario", args=[scenario.pk])] * 2
+
+
 def test_two_scenarios_renamed_alike_at_once_one_is_renamed_and_the_other_says_why(demo):
     """Two different scenarios, so two different rows for one_writer; its SELECT … FOR UPDATE holds the
     club's row too (Scenario's ordering by club joins it), and that makes them take turns."""

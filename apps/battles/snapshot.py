@@ -58,8 +58,15 @@ def light_mg(name):
     return "lmg" in words or ("light" in words and any(w.startswith("mg") or w == "machine" for w in words))
 
 
-def structure_state(s):
-    sheet = fort_sheet(s.sheet) if s.sheet_id else None
+def structure_state(s, sheets=None):
+    """The rules' state of a structure row. `sheets`, the fortification sheets already read (by pk):
+    a battle's bunkers often share one, and reading a sheet's locations and weapons is slow."""
+    if not s.sheet_id:
+        sheet = None
+    elif sheets is not None:
+        sheet = sheets.get(s.sheet_id) or sheets.setdefault(s.sheet_id, fort_sheet(s.sheet))
+    else:
+        sheet = fort_sheet(s.sheet)
     crew = None
     if sheet is not None and s.crewed:  # a sheet crew is Disposable Heroes' only
         destroyed = set(s.weapons_destroyed or [])
@@ -181,8 +188,9 @@ def _snapshot(battle, results):
     unit_rows = _units(next(results), next(results), armies, floors)
     weapons = [weapon_profile(WEAPONS.build(values)) for values in next(results)]
     cache_occupants(structure_rows.values(), unit_rows.values())
+    sheets = {}
     state = BattleState.build(
-        structures=[structure_state(s) for s in structure_rows.values()],
+        structures=[structure_state(s, sheets) for s in structure_rows.values()],
         units=[unit_state(u, u.army.side) for u in unit_rows.values()],
         weapons=weapons,
         turn=battle.turn,

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import wraps
+from functools import cached_property, wraps
 from fractions import Fraction
 from types import MappingProxyType, SimpleNamespace
 from urllib.parse import urlencode
@@ -172,7 +172,7 @@ def map_of(battle, structures, units):
         # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
         # inside and the crew's P/R would cover the name: it goes below them.
         below = max((abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2 + 1.3, 4.3 if inside or crew else 0)
-        s.map = SimpleNamespace(
+        s.map = Piece(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
             name_y=round(cy + below, 2), name=s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…",
             rotation=float(s.rotation),
@@ -188,8 +188,6 @@ def map_of(battle, structures, units):
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper())
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures)
-    for s in structures:
-        s.map.svg = piece_svg(s.map)
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
@@ -199,6 +197,15 @@ def map_of(battle, structures, units):
 # The map's pieces are drawn here, not by template tags: a piece is a dozen numbers and a few words,
 # and the tags (a filter for each number) took 2.5 ms a page for the demo's sixteen structures, 30 for
 # two hundred. Numbers print as "%g" does (30.0 as 30), words escaped.
+
+class Piece(SimpleNamespace):
+    """A structure's piece of the map: where and how it is drawn (`map_of`), and `svg`, drawn only if it
+    is (a poll's answer draws only the pieces that changed)."""
+
+    @cached_property
+    def svg(self):
+        return piece_svg(self)
+
 
 def piece_svg(m):
     """One structure on the map (inside its link or group): the shape a tap hits, its footprint to

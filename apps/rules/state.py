@@ -373,10 +373,17 @@ class BattleState(Record):
     def build(cls, structures=(), units=(), weapons=(), **kwargs):
         """A state from lists, with each floor's occupant filled in from the units."""
         units = {u.id: u for u in units}
+        inside = {}  # structure id -> floor -> unit id, in one pass over the units (not one per structure)
+        for u in units.values():
+            if u.structure is not None and not u.destroyed:
+                inside.setdefault(u.structure, {})[u.floor] = u.id
         built = {}
         for s in structures:
-            inside = {u.floor: u.id for u in units.values() if u.structure == s.id and not u.destroyed}
-            built[s.id] = s.replace(floors=tuple(f.replace(unit=f.unit or inside.get(f.level)) for f in s.floors))
+            here = inside.get(s.id)
+            if here and any(not f.unit and f.level in here for f in s.floors):
+                s = s.replace(floors=tuple(f if f.unit or f.level not in here else f.replace(unit=here[f.level])
+                                           for f in s.floors))
+            built[s.id] = s
         if isinstance(kwargs.get("options"), dict):
             kwargs["options"] = BattleOptions.from_dict(kwargs["options"])
         seq = kwargs.get("sequence")

@@ -1,0 +1,118 @@
+"""Does a big battle cost more than a small one? The battle page, the attack POST (HTMX) and a changed
+poll, in process through Django's test client against PostgreSQL, for the battles of the query-count
+tests (tests/battles/test_queries.py `arena`): one house and 10 log entries; the same house with 5,000
+entries; and 201 structures (two floors each, windows, every other one occupied, every tenth a
+bunker) with 5,000 entries. Issue 5 asks for a 5,000-entry battle to open as fast as a 10-entry one;
+the tests hold the query counts equal, this measures the time.
+
+    .venv/bin/python bench/bench_size.py          # about a minute
+    .venv/bin/python bench/bench_size.py -n 20    # fewer repeats
+
+Recreates the PostgreSQL database `redoubt_bench_size` each time. Prints, for each request, the
+median CPU time of this process over the repeats (the server's share; PostgreSQL's is not counted)
+and the answer's size. No target: it prints figures.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASE = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(BASE), str(Path(__file__).resolve().parent)]
+import bench_http  # noqa: E402 - the database helpers and production-like settings
+
+DB_NAME = "redoubt_bench_size"
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=60, help="repeats of each request (default 60)")
+    args = parser.parse_args(argv)
+
+    bench_http.DB_NAME = DB_NAME
+    bench_http.DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
+    bench_http.recreate_database()
+    tmp = Path(tempfile.mkdtemp(prefix="redoubt-size-"))
+    (tmp / "bench_settings.py").write_text(
+        "from config.settings import *  # noqa: F403\n"
+        "STORAGES = {'default': {'BACKEND': 'django.core.files.storage.FileSystemStorage'},\n"
+        "            'staticfiles': {'BACKEND': 'django.contrib.staticfiles.storage.StaticFilesStorage'}}\n")
+    env = bench_http.server_env(tmp, 600)
+    env["DATABASE_URL"] = bench_http.DATABASE_URL
+    bench_http.setup_django(env)
+    from django.core.management import call_command
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.battles.test_queries import arena, attack, held
+
+    call_command("migrate", verbosity=0)
+    print("building the three battles …", flush=True)
+    worlds = {"1 structure, 10 entries": arena("Small club", structures=0, entries=10),
+              "1 structure, 5,000 entries": arena("Long club", structures=0, entries=5000),
+              "201 structures, 5,000 entries": arena("Large club", structures=200, entries=5000)}
+
+    rows = {}
+    for label, w in worlds.items():
+        # As in bench_http: a club using its own order dice, so the gun may fire again and again; the
+        # players' dice are two 1s, which never bring the house down.
+        w.battle.options = {**(w.battle.options or {}), "track_actions": False}
+        w.battle.save(update_fields=["options"])
+        client, watcher = Client(HTTP_HOST="127.0.0.1"), Client(HTTP_HOST="127.0.0.1")
+        client.force_login(w.alice)
+        page = reverse("battle", args=[w.battle.pk])
+        resolve = reverse("battle_resolve", args=[w.battle.pk])
+        poll = reverse("battle_poll", args=[w.battle.pk])
+
+        def timed(call, before=lambda: None):
+            times, size = [], 0
+            for _ in range(5):  # warm
+                before()
+                call()
+            for _ in range(args.n):
+                before()
+                start = time.process_time()
+                response = call()
+                times.append(time.process_time() - start)
+                assert response.status_code == 200, response.status_code
+                size = len(response.content)
+            return statistics.median(times) * 1000, size
+
+        figures = {"battle page GET": timed(lambda: client.get(page))}
+
+        def one_attack():
+            # A phone that holds the newest entry and map version: the answer is what this attack changed.
+            response = client.post(resolve, {**attack(w, w.gun), **held(w)},
+                                   HTTP_HX_REQUEST="true")
+            assert b"Resolved #" in response.content
+            return response
+
+        figures["attack POST (htmx)"] = timed(one_attack)
+
+        behind = {}
+
+        def another_attack():
+            # Another phone's: this one holds what it had before it.
+            behind.update(held(w))
+            client.post(resolve, {**attack(w, w.gun), **held(w)}, HTTP_HX_REQUEST="true")
+
+        figures["poll, one change behind"] = timed(
+            lambda: watcher.get(poll, {**behind, "card": f"s{w.house.pk}"}, HTTP_HX_REQUEST="true"), another_attack)
+        rows[label] = figures
+
+    labels = list(worlds)
+    print(f"\nmedian CPU ms of this process per request (n={args.n}), and the answer's size; "
+          f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{'request':<26}" + "".join(f"{label:>32}" for label in labels))
+    for name in rows[labels[0]]:
+        print(f"{name:<26}" + "".join(f"{rows[label][name][0]:>19.2f} ms {rows[label][name][1] / 1024:>6.1f} KB"
+                                      for label in labels))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

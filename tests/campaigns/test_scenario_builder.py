@@ -817,6 +817,15 @@ def test_the_add_structure_form_sent_twice_adds_one(client, demo, hill):
     assert sorted(hill.structures.values_list("name", flat=True)) == ["Barn", "Barn 2"]
 
 
+def test_a_mangled_hidden_field_is_said_at_the_top_and_nothing_is_added(client, demo, hill):
+    """Only a hand-made or mangled request gets a page-written hidden field wrong; the page must say so,
+    not ask to fix what is marked and mark nothing."""
+    signed_in(client, demo.designer)
+    response = add(client, hill, "barn", after="not a number")
+    assert response.status_code == 400 and not hill.structures.exists()
+    assert "This form was not sent as its page drew it (after: Enter a whole number.): reload the page" in body(response)
+
+
 def test_the_start_campaign_form_sent_twice_starts_one_and_lands_on_it(client, demo):
     url = reverse("scenario", args=[demo.village.pk])
     data = {k: v for k, v in form_data(signed_in(client, demo.organiser).get(url), None).items()

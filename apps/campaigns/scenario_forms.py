@@ -206,17 +206,37 @@ def usable_sheets(scenario):
 
 
 class MoveForm(forms.Form):
-    """Where a structure or unit stands: typed on a phone, or posted by a drag on the map."""
+    """Where a structure or unit stands: typed on a phone, or posted by a drag on the map.
+
+    A structure's typed coordinates carry where it stood when the page was drawn (`seen`): both x and y
+    go with every save, so one changed here after another tab dragged the piece would put back that
+    tab's other coordinate. Such a save is refused, saying where it stands now; sent again, it is a
+    deliberate move. A drag names where it is dropped and carries nothing: it is a move whatever
+    happened since."""
 
     x = inches("x (inches)")
     y = inches("y (inches)")
+    seen = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args, scenario, snap=False, structure=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.scenario, self.snap, self.structure = scenario, snap, structure
+        self.moved_meanwhile = False
+        if structure is not None and not self.is_bound:
+            self.fields["seen"].initial = spot(structure)
 
     def clean(self):
         data = super().clean()
+        if self.structure is not None and data.get("seen") and data["seen"] != spot(self.structure):
+            here = (self.structure.x, self.structure.y)
+            if None not in (data.get("x"), data.get("y")) and (data["x"], data["y"]) != here:
+                self.moved_meanwhile = True
+                self.add_error(None, f"{self.structure.name} was moved to ({number(here[0])}″, {number(here[1])}″) "
+                                     "since this page was opened (in another tab, or by another designer), so it "
+                                     "was not placed. Place it again to put it where this form says.")
+                self.data = self.data.copy()
+                self.data[self.add_prefix("seen")] = spot(self.structure)
+                return data
         half = half_extents(self.structure) if self.structure is not None else (Decimal(0), Decimal(0))
         tables = (("x", self.scenario.table_width, half[0]), ("y", self.scenario.table_depth, half[1]))
         for name, limit, reach in tables:
@@ -235,6 +255,11 @@ class MoveForm(forms.Form):
                                      f"{number(limit)}″ {edge}, its centre goes from {number(reach)} to "
                                      f"{number(limit - reach)}")
         return data
+
+
+def spot(structure):
+    """Where a structure stands, as its coordinates form carries it."""
+    return f"{number(structure.x)},{number(structure.y)}"
 
 
 def half_extents(structure):

@@ -201,7 +201,7 @@ def builder_context(request, scenario, **overrides):
                                     if uw.weapon.ruleset != scenario.ruleset]
     for s in structures:
         s.move_form = overrides.get("move_forms", {}).get(s.pk) or MoveForm(
-            scenario=scenario, prefix=f"s{s.pk}", initial={"x": number(s.x), "y": number(s.y)})
+            scenario=scenario, prefix=f"s{s.pk}", structure=s, initial={"x": number(s.x), "y": number(s.y)})
         s.oversized = (scenario.ruleset == "ba" and s.kind == "building"
                        and (s.width > BA_SECTION_MAX or s.depth > BA_SECTION_MAX))
         s.floor_count = len(s.floors.all())
@@ -375,7 +375,8 @@ def structure_move(request, pk, sid):
     if not form.is_valid():
         if drag:
             return refused_drag(request, scenario, form)
-        return builder_with_errors(request, scenario, move_forms={structure.pk: form})
+        return builder_with_errors(request, scenario, move_forms={structure.pk: form},
+                                   status=409 if form.moved_meanwhile else 400)
     Structure.objects.filter(pk=structure.pk).update(x=form.cleaned_data["x"], y=form.cleaned_data["y"])
     if drag:
         context = builder_context(request, scenario)

@@ -420,6 +420,39 @@ def test_saving_a_structure_page_opened_before_another_tab_moved_it_does_not_put
     assert barn.name == "Old barn"
 
 
+def test_typed_coordinates_opened_before_another_tab_dragged_the_piece_do_not_put_it_back(client, demo):
+    """Tab A's row for the barn holds x and y as drawn; tab B drags the barn; tab A changes only x and
+    places it. Both coordinates go with the form: placed, it would have put back the y B dragged it
+    from. Refused (409) saying where it stands now; placed again, it goes where A's form says. The same
+    form sent twice (a double tap) is no conflict."""
+    from django.test import Client
+
+    scenario = demo.village
+    barn = scenario.structures.get(name="Thatched barn")
+    prefix = f"s{barn.pk}-"
+    mine = {k: v for k, v in form_data(signed_in(client, demo.designer).get(reverse("scenario", args=[scenario.pk])),
+                                       f"coords-{barn.pk}").items() if k.startswith(prefix)}
+    assert mine[prefix + "seen"] == f"{float(barn.x):g},{float(barn.y):g}"
+    other = signed_in(Client(), demo.organiser)
+    move = reverse("scenario_structure_move", args=[scenario.pk, barn.pk])
+    assert other.post(move, {"x": "30", "y": "20"}, HTTP_HX_REQUEST="true").status_code == 200
+
+    mine[prefix + "x"] = "31"
+    response = client.post(move, mine)
+    assert response.status_code == 409
+    assert "Thatched barn was moved to (30″, 20″) since this page was opened" in \
+        page(response).find(f"coords-{barn.pk}").text()
+    barn.refresh_from_db()
+    assert (barn.x, barn.y) == (30, 20)
+
+    again = {k: v for k, v in form_data(response, f"coords-{barn.pk}").items() if k.startswith(prefix)}
+    assert again[prefix + "x"] == "31" and again[prefix + "seen"] == "30,20"
+    assert client.post(move, again).status_code == 302
+    assert client.post(move, again).status_code == 302  # sent twice: where it already stands, no conflict
+    barn.refresh_from_db()
+    assert (barn.x, barn.y) == (31, Decimal(mine[prefix + "y"]))
+
+
 def test_saving_a_unit_page_opened_before_another_tab_dragged_it_does_not_put_it_back(client, demo):
     from django.test import Client
 

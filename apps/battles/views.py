@@ -319,25 +319,36 @@ def mark_turns(entries, turn_above=None):
 def rolls_html(entry):
     """Each roll of the entry: its purpose, the faces as dice, what they add up to, what they decided
     and who rolled them. Drawn here rather than by a loop of loops in the template: that was a third
-    of the time the battle page took to draw its fifty log entries."""
-    if not entry.dice:
-        return ""
+    of the time the battle page took to draw its fifty log entries.
+
+    Every value is escaped and none is trusted to have its shape: a log imported from a campaign file
+    carries whatever the file held (its hash chain says whether that was tampered with, it does not
+    stop it), and the template this replaces drew nothing, rather than failing, for a value missing
+    or of the wrong kind."""
     rows = []
-    for roll in entry.dice:
-        sides, count = roll["sides"], roll["count"]
-        faces = "".join(f'<span class="die die-d{sides}">{conditional_escape(face)}</span>' for face in roll["faces"])
-        label = f"{count}d{sides}: {', '.join(str(face) for face in roll['faces'])}"
-        who = f"rolled by {entry.actor_name or 'a player'}" if roll["source"] == "player" else "rolled by the server"
+    for roll in entry.dice if isinstance(entry.dice, list) else ():
+        if not isinstance(roll, dict):
+            continue
+        sides, count = _text(roll.get("sides")), roll.get("count")
+        faces = roll.get("faces") if isinstance(roll.get("faces"), list) else []
+        many = isinstance(count, int) and count > 1
+        dice = "".join(f'<span class="die die-d{sides}">{_text(face)}</span>' for face in faces)
+        label = _text(f"{count}d{roll.get('sides')}: {', '.join(str(face) for face in faces)}")
+        who = f"rolled by {entry.actor_name or 'a player'}" if roll.get("source") == "player" else \
+            "rolled by the server"
         rows.append(
             f'\n        <li class="roll">\n'
-            f'          <span class="roll-purpose">{conditional_escape(capfirst(roll["purpose"]))}</span>\n'
-            f'          <span class="faces" role="img" aria-label="{conditional_escape(label)}">{faces}</span>\n'
-            + (f'          <span class="roll-value">→ {conditional_escape(roll["value"])}</span>\n' if count > 1 else "")
-            + (f'          <span class="roll-target">{conditional_escape(roll["target"])}</span>\n'
-               if roll.get("target") else "")
-            + f'          <span class="roll-source roll-source-{conditional_escape(roll["source"])}">d{sides}'
-              f'{f" ×{count}" if count > 1 else ""}, {conditional_escape(who)}</span>\n        </li>')
-    return mark_safe(f'<ul class="rolls" aria-label="Dice">{"".join(rows)}\n    </ul>')
+            f'          <span class="roll-purpose">{_text(capfirst(str(roll.get("purpose", ""))))}</span>\n'
+            f'          <span class="faces" role="img" aria-label="{label}">{dice}</span>\n'
+            + (f'          <span class="roll-value">→ {_text(roll.get("value"))}</span>\n' if many else "")
+            + (f'          <span class="roll-target">{_text(roll["target"])}</span>\n' if roll.get("target") else "")
+            + f'          <span class="roll-source roll-source-{_text(roll.get("source"))}">d{sides}'
+              f'{f" ×{count}" if many else ""}, {_text(who)}</span>\n        </li>')
+    return mark_safe(f'<ul class="rolls" aria-label="Dice">{"".join(rows)}\n    </ul>') if rows else ""
+
+
+def _text(value):
+    return conditional_escape("" if value is None else value)
 
 
 def log_page(battle, before=None, turn_above=None):

@@ -119,6 +119,24 @@ def test_an_entrys_time_is_the_clubs_and_a_players_name_is_text(client, world, s
     assert 'aria-label="1d10: 7"' in html
 
 
+def test_dice_of_any_shape_in_an_imported_log_draw_as_text(client, world):
+    """A campaign file's log is free-form JSON: its dice may hold markup or the wrong kinds of value.
+    The page still opens, and draws them as text."""
+    LogEntry.objects.filter(battle=world.battle, seq=2).update(dice=[
+        {"sides": '"><script>alert(1)</script>', "count": "2", "faces": "66", "purpose": 7, "source": "<b>x</b>"},
+        "not a roll",
+        {"count": 3, "faces": [1, "<i>2</i>"], "sides": 6, "value": "<u>9</u>", "target": "<s>hit</s>",
+         "source": "server", "purpose": "damage"},
+    ])
+    response = battle_page(client, world)
+    html = body(response)
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "<i>2</i>" not in html and "<u>9</u>" not in html and "<s>hit</s>" not in html and "<b>x</b>" not in html
+    faces = [d.text() for d in page(response).find("log-2").find_all("span", cls="die")]
+    assert faces == ["1", "<i>2</i>"]
+    assert "Damage 1 <i>2</i> → <u>9</u> <s>hit</s> d6 ×3, rolled by the server" in text_of(response, "log-2")
+
+
 def test_undone_entries_are_marked(client, world):
     attack = LogEntry.objects.get(battle=world.battle, seq=2)
     undo = append_entry(world.battle, action="undo", actor=world.organiser, summary="Undo #2", undoes=attack)

@@ -170,3 +170,32 @@ def test_arbitrary_text_and_json_never_fail_the_server(client, world):
         check(client, url, world, text)
 
     run()
+
+
+@pytest.mark.parametrize("kind, url_name", [
+    ("sheet", "sheet_import"), ("scenario", "scenario_import"), ("campaign", "campaign_import")])
+def test_a_file_of_countless_mistakes_lists_the_first_and_counts_the_rest(client, world, kind, url_name):
+    """A file can hold millions of errors (50 MB of unknown keys, for a campaign): listing every one
+    drew a page of gigabytes over minutes, from one request by anyone who organises a club. The page
+    lists the first MAX_ERRORS and counts the rest; nothing is saved."""
+    from apps.structures.formats import MAX_ERRORS
+
+    odd = {f"odd{i}": 0 for i in range(3000)}  # each "is not a field here"
+    doc = {**getattr(world, kind), **odd}
+    client.force_login(world.organiser)
+    response = client.post(reverse(url_name), {"club": world.club.pk, "text": json.dumps(doc)})
+    assert response.status_code == 400
+    html = body(response)
+    assert "Nothing was imported: 3000 problems" in html
+    assert f"The first {MAX_ERRORS} are listed." in html
+    errors = ERROR.findall(html)
+    assert len(errors) == MAX_ERRORS and errors[0][0] == "odd0"
+    assert len(response.content) < 150_000
+    assert rows() == world.rows
+    if kind != "campaign":
+        return
+    # A campaign's scenarios are checked by a checker of their own: what it counted counts too.
+    doc = json.loads(json.dumps(world.campaign))
+    doc["scenarios"][0].update(odd)
+    html = body(client.post(reverse("campaign_import"), {"club": world.club.pk, "text": json.dumps(doc)}))
+    assert "Nothing was imported: 3000 problems" in html and ERROR.findall(html)[0][0] == "scenarios[0].odd0"

@@ -691,6 +691,7 @@ def clean_campaign(c, data, warnings):
         cleaned = clean_scenario(sub, raw) if check_document(sub, raw, SCENARIO_FORMAT, SCENARIO_VERSION) else None
         for path, message in sub.errors:
             c.error(item("scenarios", i) if path == ROOT else f"{item('scenarios', i)}.{path}", message)
+        c.more += sub.more
         c.notes += [f"{item('scenarios', i)}.{note}" for note in sub.notes]
         scenarios.append((raw, cleaned))
     doc["scenarios"] = scenarios
@@ -728,7 +729,7 @@ def import_campaign(data, *, club, user):
     doc = clean_campaign(c, data, warnings) \
         if check_document(c, data, CAMPAIGN_FORMAT, CAMPAIGN_VERSION) else None
     if not c.ok:
-        raise FormatErrors(c.errors)
+        raise c.failure()
     try:
         with transaction.atomic():
             Club.lock(club.pk)

@@ -679,7 +679,7 @@ def import_scenario(data, *, club, user):
     c = Checker()
     doc = clean_scenario(c, data) if check_document(c, data, SCENARIO_FORMAT, SCENARIO_VERSION) else None
     if not c.ok:
-        raise FormatErrors(c.errors)
+        raise c.failure()
     try:
         with transaction.atomic():
             Club.lock(club.pk)

@@ -37,12 +37,24 @@ PEN_MAX = 9999
 MAX_ROWS = 50
 
 
-class FormatErrors(Exception):
-    """Everything wrong with an imported document: `errors` is a list of (field path, message)."""
+# The errors an import keeps and lists. A file can hold millions (a 50 MB campaign file of unknown
+# keys, or of strings with a NUL in them): listing them all drew a page of a gigabyte and more, for
+# minutes, from one request. The rest are counted; nobody fixes a file from its millionth error.
+MAX_ERRORS = 200
 
-    def __init__(self, errors):
+
+class FormatErrors(Exception):
+    """Everything wrong with an imported document: `errors` is a list of (field path, message), the
+    first MAX_ERRORS found; `more` counts those found beyond them."""
+
+    def __init__(self, errors, more=0):
         self.errors = list(errors)
+        self.more = more
         super().__init__("; ".join(f"{path}: {message}" for path, message in self.errors[:5]))
+
+    @property
+    def total(self):
+        return len(self.errors) + self.more
 
 
 # ---------------------------------------------------------------------------------- parsing
@@ -150,20 +162,28 @@ class Checker:
 
     def __init__(self):
         self.errors = []
+        self.more = 0  # errors found beyond the first MAX_ERRORS, counted, not kept
         self.notes = []  # what was read but left out, told to the importer with the result
 
     def note(self, path, message):
         self.notes.append(f"{path or ROOT}: {message}")
 
     def error(self, path, message):
-        self.errors.append((path or ROOT, message))
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append((path or ROOT, message))
+        else:
+            self.more += 1
 
     @property
     def ok(self):
         return not self.errors
 
     def count(self):
-        return len(self.errors)
+        return len(self.errors) + self.more
+
+    def failure(self):
+        """What the import raises when the document is wrong."""
+        return FormatErrors(self.errors, self.more)
 
     # -- containers
 
@@ -584,7 +604,7 @@ def import_sheet(data, *, club, user):
     c = Checker()
     body = clean_sheet(c, data, envelope=True) if check_document(c, data, SHEET_FORMAT, SHEET_VERSION) else None
     if not c.ok:
-        raise FormatErrors(c.errors)
+        raise c.failure()
     try:
         with transaction.atomic():
             Club.lock(club.pk)

@@ -551,16 +551,17 @@ def run_import(request, template, importer, done, *, clubs=None, form_class=Impo
         if not clubs:
             raise PermissionDenied("Only organisers and designers import into their club.")
     form = form_class(request.POST or None, request.FILES or None, clubs=clubs)
-    errors = []
+    errors, problems = [], 0
     if request.method == "POST" and form.is_valid():
         try:
             obj = importer(form.document(), club=form.chosen_club(), user=request.user)
         except FormatErrors as exc:
-            errors = exc.errors
+            errors, problems = exc.errors, exc.total  # the first MAX_ERRORS of them listed
         else:
             return done(obj)
     status = 400 if request.method == "POST" else 200
-    return render(request, template, {"form": form, "errors": errors, **(extra or {})}, status=status)
+    return render(request, template, {"form": form, "errors": errors, "problems": problems, **(extra or {})},
+                  status=status)
 
 
 @login_required

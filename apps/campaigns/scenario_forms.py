@@ -329,10 +329,7 @@ class SeenValues:
 
     def seen_values(self):
         """The values the page showed; None for a form sent without them (the last save wins, as before)."""
-        try:
-            seen = json.loads(self.cleaned_data.get("seen") or "null")
-        except ValueError:
-            return None
+        seen = read_state(self.cleaned_data.get("seen"))
         return seen if isinstance(seen, dict) else None
 
     def values(self):
@@ -367,6 +364,16 @@ class SeenValues:
 
 def values_state(values):
     return json.dumps(values, default=str, sort_keys=True)
+
+
+def read_state(text):
+    """What a `seen` field holds, or None when it holds no JSON: a hand-made or mangled request, whose
+    last save wins as a page's from before the forms carried it. JSON nested past the parser's depth
+    is none either (json.loads raises RecursionError, not a ValueError: it failed the request)."""
+    try:
+        return json.loads(text or "null")
+    except (ValueError, RecursionError):
+        return None
 
 
 class StructureForm(SeenState, forms.ModelForm):
@@ -567,10 +574,7 @@ class BaseZoneFormSet(forms.BaseFormSet):
     def clean(self):
         if any(self.errors):
             return
-        try:
-            seen = json.loads(self.seen or "null")
-        except ValueError:
-            seen = None  # no state to check against: the last save wins, as before
+        seen = read_state(self.seen)  # None: no state to check against, the last save wins, as before
         if seen is not None and seen != self.stored and self.zones() != self.stored:
             self.changed_meanwhile = True
             self.seen = values_state(self.stored)  # so saving again is a deliberate overwrite

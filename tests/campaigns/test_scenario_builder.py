@@ -1233,3 +1233,38 @@ def test_only_a_laser_grenadiers_scenario_offers_its_own_options(client, demo):
     type(scenario).objects.filter(pk=scenario.pk).update(ruleset="lg")
     html = body(client.get(reverse("scenario", args=[scenario.pk])))
     assert 'name="damage_variant"' in html and 'name="collapse_check"' in html
+
+
+def test_a_seen_field_nested_past_the_parsers_depth_is_no_state_not_a_server_error(demo):
+    """`seen` comes back as the page wrote it, or from a hand-made request as anything: JSON nested a
+    hundred thousand deep made json.loads raise RecursionError, which is no ValueError, and the save
+    failed with a server error. It is read as a form that carried no state (the last save wins, as a
+    page drawn before the forms carried it)."""
+    from django.test import Client
+
+    deep = "[" * 100_000 + "]" * 100_000
+    client = signed_in(Client(raise_request_exception=False), demo.organiser)
+    scenario, campaign = demo.village, Campaign.objects.get(name="Operation Crossroads")
+    builder = reverse("scenario", args=[scenario.pk])
+
+    zones = form_data(client.get(builder), "zones-form")
+    response = client.post(reverse("scenario_zones", args=[scenario.pk]), {**zones, "zones-seen": deep, "zones-0-depth": "6"})
+    assert response.status_code == 302
+    scenario.refresh_from_db()
+    assert scenario.deployment_zones[0]["depth"] == 6
+
+    army = scenario.armies.get(side="A")
+    p = f"army{army.pk}-"
+    data = form_data(client.get(builder), f"army-{army.pk}-form")
+    response = client.post(reverse("scenario_army", args=[scenario.pk, army.pk]),
+                           {**data, p + "seen": deep, p + "name": "Deep rifles"})
+    assert response.status_code == 302
+    army.refresh_from_db()
+    assert army.name == "Deep rifles"
+
+    fires = not campaign.fires_persist
+    response = client.post(reverse("campaign_settings", args=[campaign.pk]),
+                           {"seen": deep, "single_open_battle": "on", **({"fires_persist": "on"} if fires else {})})
+    assert response.status_code == 303
+    campaign.refresh_from_db()
+    assert campaign.fires_persist is fires

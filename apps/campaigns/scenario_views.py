@@ -104,7 +104,7 @@ def scenario_new(request):
     form = NewScenarioForm(request.POST or None, clubs=clubs)
     if request.method == "POST":
         with transaction.atomic():
-            lock_chosen_club(request.POST.get("club"))
+            lock_chosen_club(request.user, request.POST.get("club"))
             valid = form.is_valid()
             if valid and form.created is None:
                 scenario = form.save(commit=False)
@@ -120,11 +120,13 @@ def scenario_new(request):
     return render(request, "scenarios/new.html", {"form": form}, status=400 if request.method == "POST" else 200)
 
 
-def lock_chosen_club(pk):
-    """Club.lock for the club a form names, before the form is checked (which tells whether the user may
-    choose it): the name is then checked against what another tab saved meanwhile, instead of two tabs
-    passing the check together and the second failing on the club's unique name."""
-    if str(pk).isdecimal():
+def lock_chosen_club(user, pk):
+    """Club.lock for the club a form names, before the form is checked: the name is then checked against
+    what another tab saved meanwhile, instead of two tabs passing the check together and the second
+    failing on the club's unique name. Only a club the user designs for, which the form lets them choose:
+    any club's id was locked, and FOR UPDATE holds back every row written that refers to the club (a
+    battle, a membership), so anyone with a club of their own could stall another's by naming its id."""
+    if str(pk).isdecimal() and permissions.can_design(user, int(pk)):
         list(Club.objects.select_for_update().filter(pk=pk).values_list("pk"))
 
 

@@ -306,3 +306,41 @@ def test_the_section_form_sent_twice_at_once_adds_one_section(demo):
     answers = twice(demo.designer, url, form_on(tab(demo.designer), page, url))
     section = demo.village.structures.get(name="Timber cottage (section)")
     assert [a["Location"] for a in answers] == [page + f"#structure-{section.pk}"] * 2
+
+
+def test_a_new_scenario_form_naming_another_clubs_id_neither_waits_for_nor_locks_that_club(demo):
+    """The new-scenario form locks the club it names before the form decides whether the user may
+    choose it (lock_chosen_club): any club's id, from anyone with a club of their own (anyone may make
+    one), took that club's row lock, and FOR UPDATE holds back every row written that refers to the
+    club (a battle, a membership, a scenario) for as long as it is held. Only a club the user designs
+    for is locked: here, another connection holding the demo club's lock keeps Olga waiting not at all."""
+    import threading
+
+    from django.db import connection, transaction
+
+    olga = User.objects.get(username="olga")
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                Club.lock(demo.club.pk)
+                held.set()
+                done.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")  # waiting on the lock fails the request, not the test run
+        answer = tab(olga).post(reverse("scenario_new"), {**NEW_SCENARIO, "club": demo.club.pk})
+    finally:
+        done.set()
+        holder.join()
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+    assert answer.status_code == 400 and "Select a valid choice" in answer.content.decode()
+    assert not Scenario.objects.filter(name="Twin hills").exists()

@@ -325,3 +325,28 @@ def test_an_htmx_post_with_an_outdated_csrf_token_is_told_in_one_sentence(db):
     page = client.post(resolve, {"action": "move"})
     assert page.status_code == 403 and CSRF_TITLE.encode() in page.content
     assert not w.battle.log_entries.exists()
+
+
+def test_an_htmx_answers_address_keeps_the_forms_choices_and_never_a_token(client, db):
+    """The battle screen's answers write the page's address from what the request sent (HX-Replace-Url,
+    views.shown_url): the address bar, the history and whatever logs addresses must never get the CSRF
+    token, the form's one-time token or the poll's watch token, and a header built from request data
+    must not break into another header."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from tests.factories import make_world
+
+    w = make_world(ruleset="ba")
+    house = w.structure("House", x=30, y=20)
+    client.force_login(w.alice)
+    secrets = {"csrfmiddlewaretoken": "CSRF-SECRET", "client_token": "ONE-TIME", "t": "WATCH-TOKEN"}
+    for address in (reverse("battle_form", args=[w.battle.pk]), reverse("battle_card", args=[w.battle.pk, f"s{house.pk}"])):
+        answer = client.get(address, {"action": "move", "structure": f"s{house.pk}", "note": "a\r\nSet-Cookie: x=1",
+                                      **secrets}, HTTP_HX_REQUEST="true")
+        assert answer.status_code == 200
+        shown = answer["HX-Replace-Url"]
+        assert shown.startswith(reverse("battle", args=[w.battle.pk]) + "?") and "\r" not in shown and "\n" not in shown
+        query = parse_qs(urlsplit(shown).query)
+        assert not set(secrets) & set(query) and query["action"] == ["move"], shown
+        assert not any(secret in shown for secret in secrets.values())
+        assert "Set-Cookie" not in answer.headers and "x" not in answer.cookies

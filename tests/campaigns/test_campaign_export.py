@@ -577,3 +577,50 @@ def test_what_was_played_before_the_import_is_never_undone_here(client, demo):
     assert battles.undo_last(battle_id=battle.pk, user=demo.organiser).undoes_id == entry.pk
     with pytest.raises(battles.ActionRefused, match="played before this battle was imported"):
         battles.undo_last(battle_id=battle.pk, user=demo.organiser)
+
+
+def test_markup_anywhere_in_an_imported_file_is_text_on_every_page_that_shows_it(client, demo):
+    """A campaign file is whatever its sender wrote: markup and quotes in every name, in the log's
+    summaries and actors and in its free-form dice, inputs and outcome (the log's dice are drawn in
+    Python, views.rolls_html; the map's pieces too, piece_svg and units_svg). Imported through the
+    page, the campaign page, each session's battle page, its log and its spectator page show all of
+    it as text."""
+    import re
+
+    from django.test import Client
+
+    from apps.battles import watch
+    from apps.campaigns.models import SpectatorLink
+
+    evil = '<x-evil a="1">\'"&'
+
+    def poisoned(value):
+        if isinstance(value, dict):
+            return {k: v + evil if k in ("name", "description", "summary", "actor_name", "result") and
+                    isinstance(v, str) else poisoned(v) for k, v in value.items()}
+        return [poisoned(v) for v in value] if isinstance(value, list) else value
+
+    history(demo)
+    doc = poisoned(json.loads(export_text(demo.campaign)))
+    for battle in doc["battles"]:
+        for entry in battle["log"]:
+            entry["dice"] = [{"sides": evil, "count": 2, "faces": [evil, 3], "value": evil, "target": evil,
+                              "source": evil, "purpose": evil}, {"sides": 6, "count": evil, "faces": [[evil]]}]
+            entry["inputs"][evil] = evil
+            entry["outcome"][evil] = {evil: [evil]}
+    club = fresh_club(demo)
+    response = signed(client, demo.organiser).post(reverse("campaign_import"), {"club": club.pk, "text": json.dumps(doc)})
+    assert response.status_code == 303
+    campaign = club.campaigns.get()
+    assert campaign.name.endswith(evil) and LogEntry.objects.filter(battle__campaign=campaign, dice__0__sides=evil).exists()
+    pages = [client.get(response["Location"])]
+    for battle in campaign.battles.all():
+        link = SpectatorLink.objects.create(battle=battle, secret=watch.new_link_secret(), created_by=demo.organiser)
+        pages += [client.get(reverse("battle", args=[battle.pk])),
+                  client.get(reverse("battle_log", args=[battle.pk]), HTTP_HX_REQUEST="true"),
+                  Client().get(reverse("spectator", args=[watch.link_token(link)]))]
+    for page in pages:
+        html = body(page)
+        assert page.status_code == 200 and "&lt;x-evil a=&quot;1&quot;&gt;&#x27;&quot;&amp;" in html
+        found = re.search("<x-evil", html)
+        assert found is None, html[found.start() - 200:found.end() + 50]

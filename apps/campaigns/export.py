@@ -63,6 +63,7 @@ BEFORE_UNIT_KEYS = ("unit", "floor", "x", "y", "models_left", "destroyed")
 MAX_BATTLES = 500
 MAX_ENTRIES = 100_000
 MAX_JSON_DEPTH = 32
+MAX_ROLLS = 2_000  # a log entry's dice: an upkeep rolls one collapse check a structure at most
 HEX = frozenset("0123456789abcdef")
 
 
@@ -358,6 +359,15 @@ def json_object(path, value, c):
     return any_json(path, value, c)
 
 
+def dice_list(path, value, c):
+    """A log entry's rolls: free-form, but no more than the rules ever roll in one entry (an upkeep's
+    collapse checks, one a structure, are the most). Every page that shows the entry draws each one."""
+    if isinstance(value, list) and len(value) > MAX_ROLLS:
+        c.error(path, f"holds {len(value):,} rolls; an entry has at most {MAX_ROLLS:,}")
+        return None
+    return json_array(path, value, c)
+
+
 def json_array(path, value, c):
     if c.array(path, value) is None:
         return None
@@ -587,7 +597,7 @@ def clean_log(c, path, rows):
             "seq": seq, "turn": f(d, at, "turn", c.integer, 1, 2147483647), "actor": f(d, at, "actor", username, c),
             "actor_name": f(d, at, "actor_name", c.text, 150), "side": f(d, at, "side", c.text, 1),
             "action": f(d, at, "action", c.text, 40, False), "inputs": f(d, at, "inputs", json_object, c),
-            "dice": f(d, at, "dice", json_array, c), "outcome": f(d, at, "outcome", json_object, c),
+            "dice": f(d, at, "dice", dice_list, c), "outcome": f(d, at, "outcome", json_object, c),
             "summary": f(d, at, "summary", c.text, 500), "undo": f(d, at, "undo", json_object, c),
             "undone": f(d, at, "undone", c.boolean), "undoes": undoes, "client_token": token,
             "prev_hash": f(d, at, "prev_hash", hash_text, c), "entry_hash": f(d, at, "entry_hash", hash_text, c),

@@ -397,6 +397,7 @@ def test_what_a_log_entry_carries_freely_is_checked_to_the_key(demo):
     log[1]["inputs"]["odd key"] = {"x": "\ud800"}
     log[2]["outcome"]["n"] = 1e308
     log[3]["dice"] = [deep]
+    log[5]["dice"] = [{"sides": 6, "count": 1, "faces": [1]}] * 2_001  # every page showing it draws each
     # As deep as allowed, a leaf still counts as a level: 32 lists and no more.
     just = 1
     for _ in range(31):
@@ -411,6 +412,7 @@ def test_what_a_log_entry_carries_freely_is_checked_to_the_key(demo):
     assert any(path.startswith("battles[0].log[3].dice[0]") and message.startswith("is nested too deeply")
                for path, message in caught.value.errors)
     assert not any(path.startswith("battles[0].log[4]") for path in errors)
+    assert errors["battles[0].log[5].dice"] == "holds 2,001 rolls; an entry has at most 2,000"
 
 
 def test_a_bolt_action_campaign_file_giving_a_bunker_a_crew_is_imported_without_it_and_says_where(demo):

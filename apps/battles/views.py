@@ -470,8 +470,7 @@ def turn_context(battle, board, viewer, page=None):
         "pending": [names.get(u, u) for u in seq.pending_morale],
         "pass_reason": pass_reason,
         # As the rules refuse it (LG-39): say so on the button rather than after its confirm.
-        "end_reason": "The turn cannot end while morale checks are owed ({})".format(
-            ", ".join(names.get(u, u) for u in seq.pending_morale)) if lg and seq.pending_morale else "",
+        "end_reason": capfirst(rules.turn_goes_on(state)) if lg else "",
         "activatable": sorted(activatable, key=lambda u: u.label),
         "end_confirm": f"End turn {battle.turn}? The next turn's upkeep runs straight away.",
         # The upkeep rolls only for collapse checks: without them there is nothing to roll oneself.

@@ -16,9 +16,28 @@ def _owing(state, side):
             if uid in state.units and state.units[uid].side == side]
 
 
-def _can_act(state, side):
+def still_to_act(state):
+    """The pieces that may still have their initiative this turn, by side and name: neither destroyed,
+    nor activated, nor incapacitated by a blast (it may not move or fire until the turn ends)."""
     seq = state.sequence
-    return any(u.side == side and not u.destroyed and u.id not in seq.activated for u in state.units.values())
+    return sorted((u for u in state.units.values() if not u.destroyed and not u.incapacitated
+                   and u.id not in seq.activated), key=lambda u: (u.side, u.label))
+
+
+def turn_goes_on(state):
+    """Why a LaserGrenadiers turn may not be ended yet (LG-39), or "": it ends when both sides have
+    moved or fired all their pieces, or when both pass twice in a row (which ends it by itself:
+    lg_pass), and never while a morale check is owed. A side that leaves pieces idle passes."""
+    seq = state.sequence
+    if seq.pending_morale:
+        owing = [state.units[u].label for u in seq.pending_morale if u in state.units]
+        return f"the turn cannot end while morale checks are owed ({', '.join(owing)})"
+    left = still_to_act(state)
+    if left:
+        names = ", ".join(u.label for u in left[:4]) + (f" and {len(left) - 4} more" if len(left) > 4 else "")
+        return (f"the turn goes on while pieces may still act ({names}): it ends when every piece has had its "
+                "initiative, or when both sides pass twice in a row")
+    return ""
 
 
 @action(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import ba, tables
+from . import ba, lg_sequence, tables
 from .inputs import Field, action, refuse
 from .outcome import Effect
 
@@ -14,9 +14,9 @@ SOURCE = "seed 000_a54802e4177f400e.txt"
     source="seed 002_036456bcf1519ecb.txt 'End phase' and end-of-turn note (LG-39); a turn counter for BA and DH",
 )
 def resolve_end_turn(state, inp, dice):
-    if state.options.ruleset == "lg" and state.sequence.pending_morale:
-        owing = [state.units[u].label for u in state.sequence.pending_morale if u in state.units]
-        refuse("action", "end_turn", f"the turn cannot end while morale checks are owed ({', '.join(owing)})")
+    why = lg_sequence.turn_goes_on(state) if state.options.ruleset == "lg" else ""
+    if why:
+        refuse("action", "end_turn", why)
     return [Effect("turn_ended", "")], f"Turn {state.turn} ends"
 
 

@@ -1340,6 +1340,31 @@ def test_no_pass_while_morale_checks_are_owed(client, lg):
     assert not LogEntry.objects.filter(battle=lg.battle).exists()
 
 
+def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):
+    """LG-39: the turn ends when every piece has moved or fired, or after both sides pass twice in a row.
+    "End turn" was open to either player at any moment: alice ended turn 1 before bob had moved a piece."""
+    seq = SequenceState(initiative="B", rolled=True, activated=(uid(lg.a1), uid(lg.a2)))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict(), status=BattleStatus.IN_PROGRESS,
+                                                  upkeep_turn=1)
+    signed(client, lg.alice)
+    response = client.get(url(lg, "battle"))
+    end = next(b for b in page(response).find("turns").find_all("button") if b.attrs.get("data-action") == "end_turn")
+    assert "disabled" in end.attrs
+    assert "The turn goes on while pieces may still act (Bravo one)" in text_of(response, "turns")
+    answer = client.post(url(lg, "battle_turn"), {"action": "end_turn", "turn": "1",
+                                                  "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "both sides pass twice in a row" in text_of(answer, "turns")
+    battle = Battle.objects.get(pk=lg.battle.pk)
+    assert battle.turn == 1 and battle.sequence["activated"] == [uid(lg.a1), uid(lg.a2)]
+    assert not LogEntry.objects.filter(battle=lg.battle).exists()
+    # Bravo one has its initiative: now the turn may end.
+    signed(client, lg.bob)
+    client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.b1),
+                                         "client_token": str(uuid.uuid4())}, **HTMX)
+    client.post(url(lg, "battle_turn"), {"action": "end_turn", "turn": "1", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Battle.objects.get(pk=lg.battle.pk).turn == 2
+
+
 def test_a_piece_a_blast_incapacitated_may_not_act_but_still_checks_morale(client, lg):
     """LG-63: offered for its morale check only; an attack or activation with it is refused, unchanged."""
     seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
@@ -1616,8 +1641,10 @@ def test_without_javascript_a_refused_form_opens_at_the_field_at_fault(client, w
 def test_without_javascript_end_turn_with_our_own_dice_left_empty_still_asks_for_them(client, lg):
     """The page's confirmation keeps "our own dice" even with nothing typed: the upkeep then names the
     die it needs instead of the server rolling it."""
+    # Every piece has had its initiative: the turn may end (LG-39).
+    everyone = SequenceState(initiative="A", rolled=True, activated=(uid(lg.a1), uid(lg.a2), uid(lg.b1)))
     Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, collapse_check=True,
-                                                  damage_variant=3, upkeep_turn=1)
+                                                  damage_variant=3, upkeep_turn=1, sequence=everyone.to_dict())
     lg.structure("House", floors=1, damage_max=10, damage_taken=5)
     signed(client, lg.organiser)
     asked = client.post(url(lg, "battle_turn"), {"action": "end_turn", "dice_mode": "player", "dice": "",

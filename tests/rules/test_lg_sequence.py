@@ -22,6 +22,11 @@ def game(events=False, fireteams=False, **kw):
                    upkeep_turn=1)
 
 
+def all_acted(state):
+    """Every piece has had its initiative: the turn may end (LG-39)."""
+    return state.replace(sequence=state.sequence.replace(activated=tuple(state.units)))
+
+
 def test_lowest_roll_wins():
     state, out = play(game(), "lg_initiative", dice=[3, 7])
     assert state.sequence.initiative == "A" and out.effects[0].type == "initiative"
@@ -52,9 +57,9 @@ def test_three_ties_come_back_to_the_winner():
 def test_artillery_support_lasts_this_turn_and_the_next():
     state, _ = play(game(events=True), "lg_initiative", dice=[4, 4, 1, 2, 1])
     assert state.sequence.events[0].until_turn == 2
-    state, _ = play(state, "end_turn")
+    state, _ = play(all_acted(state), "end_turn")
     assert len(state.sequence.events) == 1
-    state, _ = play(state, "end_turn")
+    state, _ = play(all_acted(state), "end_turn")
     assert state.sequence.events == ()
 
 
@@ -148,6 +153,26 @@ def test_turn_cannot_end_while_morale_is_owed():
         state, _ = play(state, "lg_pass") if state.sequence.initiative == "A" else \
             play(state, "lg_activate", {"unit": "b1"})
     assert state.turn == 1
+
+
+def test_the_turn_goes_on_while_a_piece_may_still_act():
+    """LG-39: the turn is over when both sides have moved or fired all their pieces, or when both pass twice
+    in a row; "End turn" tapped on one phone is neither, while the other side still has pieces to move."""
+    state, _ = play(game(), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    with pytest.raises(ActionRefused) as err:
+        play(state, "end_turn")
+    assert err.value.field == "action" and "a2, a3, b1, b2" in err.value.message
+    assert "both sides pass twice in a row" in err.value.message
+    for piece in ("b1", "a2", "b2"):
+        state, _ = play(state, "lg_activate", {"unit": piece})
+    # a3 is left: destroyed or incapacitated, it can no longer act and holds nothing open.
+    for left in ({"destroyed": True}, {"incapacitated": True}):
+        done = state.replace(units={**state.units, "a3": replace(state.units["a3"], **left)})
+        after, out = play(done, "end_turn")
+        assert out.effects[0].type == "turn_ended" and after.turn == 2
+    after, _ = play(state, "lg_activate", {"unit": "a3"})
+    assert play(after, "end_turn")[0].turn == 2
 
 
 def test_a_turn_opens_with_its_upkeep_then_initiative():

@@ -111,12 +111,13 @@ def resolve_lg_activate(state, inp, dice):
         if x.id in seq.pending_morale:
             effects.append(Effect("morale_checked", x.id))
         effects.append(Effect("activated", x.id, note=f"fireteam {u.fireteam}" if inp["fireteam"] else ""))
-    done = {x.id for x in team} | set(seq.activated)
+    done = {x.id for x in team}
     other = seq.other(u.side)
-    if any(x.side == other and not x.destroyed and x.id not in done for x in state.units.values()):
+    if any(x.side == other and x.id not in done for x in still_to_act(state)):
         nxt = other
     else:
-        nxt = u.side  # the other side has nothing left to move: keep going (A-LG-22)
+        # The other side has nothing left to move (a piece a blast incapacitated may not): keep going (A-LG-22).
+        nxt = u.side
     effects.append(Effect("initiative", nxt))
     names = ", ".join(x.label for x in team)
     return effects, f"Side {u.side} activates {names}; side {nxt} has the initiative"

@@ -103,6 +103,16 @@ def test_a_side_with_nothing_left_lets_the_other_keep_going():
     assert state.sequence.initiative == "A"  # B has activated everything
 
 
+def test_a_side_whose_last_pieces_a_blast_incapacitated_has_nothing_left_to_move():
+    """A-LG-22 with LG-63: b2 may not move or fire this turn, so once b1 has acted the initiative stays
+    with A; it went to B, whose only choice was to pass."""
+    state, _ = play(game(), "lg_initiative", dice=[2, 1])
+    state = state.replace(units={**state.units, "b2": replace(state.units["b2"], incapacitated=True)})
+    state, _ = play(state, "lg_activate", {"unit": "b1"})
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    assert state.sequence.initiative == "A"
+
+
 def test_fireteam_initiative_marks_the_whole_team():
     state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
     state, out = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})

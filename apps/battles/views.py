@@ -442,6 +442,10 @@ def newest_seq(battle):
 
 # Turns -----------------------------------------------------------------------------------------
 
+# Which structures the upkeep's dice are for, in the order it reads them (rules.turns.in_list_order).
+COLLAPSE_ORDER = "for each structure 10% or more damaged and still standing, in the order of the structure list"
+
+
 def turn_context(battle, board, viewer, page=None):
     state = board.snapshot.state
     seq = state.sequence
@@ -474,10 +478,10 @@ def turn_context(battle, board, viewer, page=None):
         "activatable": sorted(activatable, key=lambda u: u.label),
         "end_confirm": f"End turn {battle.turn}? The next turn's upkeep runs straight away.",
         # The upkeep rolls only for collapse checks: without them there is nothing to roll oneself.
-        "upkeep_dice": "One d10 per collapse check; the answer names each die it still needs."
+        "upkeep_dice": f"One d10 per collapse check, {COLLAPSE_ORDER}; the answer names each die it still needs."
         if battle.collapse_check else "",
-        "end_dice": "For the next turn's upkeep: one d10 per collapse check; the answer names each die it still "
-                    "needs." if battle.collapse_check else "",
+        "end_dice": f"For the next turn's upkeep: one d10 per collapse check, {COLLAPSE_ORDER}; the answer names "
+                    "each die it still needs." if battle.collapse_check else "",
         "initiative_dice": "Side A's d10, then side B's; on a tie both roll again" + (
             ", and when a side has won, one d10 per tie for its uncontrolled event." if battle.uncontrolled_events
             else ".") + " Lowest wins.",

@@ -33,6 +33,11 @@ def _grow(state, s):
     return size if size > s.fire.size else None
 
 
+def in_list_order(s):
+    """Where a structure stands in the battle screen's list: by name, then as created (ids are "s" + pk)."""
+    return s.label, len(s.id), s.id
+
+
 def collapse_stands_on(damage_taken, damage_max):
     """A-LG-2: damage % rounded down to tens; stands on d10 ≤ 10 − tens. None below 10 % (no check)."""
     tens = (100 * damage_taken // damage_max) // 10 if damage_max else 0
@@ -49,7 +54,9 @@ def resolve_upkeep(state, inp, dice):
     if state.upkeep_turn >= state.turn:
         refuse("action", "upkeep", f"the upkeep for turn {state.turn} was already resolved")
     opts = state.options
-    chosen = [inp["structure"]] if inp["structure"] else [state.structures[k] for k in sorted(state.structures)]
+    # The players' own dice are typed in one line, so their order must be one they can see: the battle
+    # screen's list of structures, by name (ids sorted as text put s100 before s99).
+    chosen = [inp["structure"]] if inp["structure"] else sorted(state.structures.values(), key=in_list_order)
     effects, words = [], []
     for s in chosen:
         if s.fire is not None and opts.fires and not s.collapsed:

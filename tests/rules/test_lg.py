@@ -119,6 +119,17 @@ def test_collapse_generalisation(taken, stands_on):
     assert collapse_stands_on(taken, 100) == stands_on
 
 
+def test_collapse_checks_take_the_players_dice_in_the_order_of_the_structure_list():
+    """The players type the upkeep's dice in one line: the first goes to the first damaged structure they
+    see in the list (by name). Sorted as text, s100 (House) came before s99 (Barn) and took the Barn's die."""
+    state = lg([building("s100", 1, name="House", damage_max=10, damage_taken=5),
+                building("s99", 1, name="Barn", damage_max=10, damage_taken=5)], collapse_check=True)
+    out = resolve("upkeep", state, {}, ScriptedDice([3, 8]))
+    assert [(d.purpose, d.value) for d in out.dice] == [("Collapse check, Barn (50% damaged)", 3),
+                                                       ("Collapse check, House (50% damaged)", 8)]
+    assert [e.target for e in out.effects if e.type == "collapse"] == ["s100"]
+
+
 def test_collapse_check_only_when_the_option_is_on_and_once_per_turn():
     state = lg([building("house", 1, damage_max=10, damage_taken=5)])
     out = resolve("upkeep", state, {}, ScriptedDice([]))

@@ -142,6 +142,12 @@ class Dice:
         self.rolls.append(DieRoll(purpose, sides, 1, faces, faces[0], self.source, f"1–{n} succeeds"))
         return faces[0] <= n
 
+    def decided(self, text, last=1):
+        """What the last `last` rolls decided, where that is known only once they are rolled: an
+        initiative pair (which side wins, or a tie), the event an uncontrolled-event die picks."""
+        for i in range(max(0, len(self.rolls) - last), len(self.rolls)):
+            self.rolls[i] = self.rolls[i]._replace(target=text)
+
     def done(self):
         """Called once the rule has finished asking; scripted dice complain about leftovers."""
 

@@ -64,8 +64,10 @@ def resolve_lg_initiative(state, inp, dice):
         rb = dice.die(10, f"Initiative, side {b}{again}")
         rolls.append(f"{ra}/{rb}")
         if ra != rb:
+            dice.decided(f"lowest wins: side {a if ra < rb else b}", last=2)
             break
         ties += events_on
+        dice.decided("a tie: both roll again" + (f", uncontrolled event {ties}" if events_on else ""), last=2)
     winner = a if ra < rb else b
     effects = [Effect("initiative", winner)]
     words = [f"Initiative {', '.join(rolls)}: side {winner} wins"]
@@ -75,6 +77,7 @@ def resolve_lg_initiative(state, inp, dice):
         roll = dice.die(10, f"Uncontrolled event {i + 1} for side {affected}")
         row = tables.UNCONTROLLED_EVENTS[roll - 1]
         helped = affected if row["beneficiary"] == "player" else seq.other(affected)
+        dice.decided(f"{row['name']} (benefits side {helped})")
         effects.append(Effect("uncontrolled_event", affected, roll, ref=helped, note=row["name"]))
         words.append(f"event {i + 1} for side {affected}: {roll} {row['name']} (benefits side {helped})")
     return effects, "; ".join(words)

@@ -49,6 +49,20 @@ def test_each_tie_is_an_event_alternating_from_the_winner():
     assert [x.affects for x in state.sequence.events] == ["B", "A"]
 
 
+def test_each_initiative_die_says_what_it_decided():
+    """The log shows every die with what it decided: the initiative pairs (a tie, or who won) and the
+    event each event die picked. They showed only their faces, the outcome in the summary alone."""
+    _, out = play(game(events=True), "lg_initiative", dice=[4, 4, 2, 7, 3])
+    assert [(d.purpose, d.value, d.target) for d in out.dice] == [
+        ("Initiative, side A", 4, "a tie: both roll again, uncontrolled event 1"),
+        ("Initiative, side B", 4, "a tie: both roll again, uncontrolled event 1"),
+        ("Initiative, side A (re-roll 1)", 2, "lowest wins: side A"),
+        ("Initiative, side B (re-roll 1)", 7, "lowest wins: side A"),
+        ("Uncontrolled event 1 for side A", 3, "Friendly jamming (benefits side A)")]
+    _, out = play(game(), "lg_initiative", dice=[6, 6, 9, 2])
+    assert [d.target for d in out.dice] == ["a tie: both roll again"] * 2 + ["lowest wins: side B"] * 2
+
+
 def test_three_ties_come_back_to_the_winner():
     _, out = play(game(events=True), "lg_initiative", dice=[1, 1, 1, 1, 1, 1, 3, 2, 1, 10, 6])
     assert [(e.target, e.n) for e in out.effects if e.type == "uncontrolled_event"] == [("B", 1), ("A", 10), ("B", 6)]

@@ -114,6 +114,10 @@ def resolve_lg_attack_structure(state, inp, dice):
         refuse("mode", "pulse", f"{w.name} cannot fire in pulse mode")
     if s.destroyed:
         refuse("structure", s.id, f"{s.label} is already destroyed")
+    if inp["surface"] == "roof" and not s.roof_material and s.roof_ac is None:
+        # A foxhole, a trench, an open emplacement: no roof to strike, no armour class to pit the attack
+        # factor against (LG-4), nothing on top to catch fire.
+        refuse("surface", "roof", f"{s.label} has no roof: fire at its wall")
     if inp["range"] is not None and w.range_factor:
         band = range_band(w, inp["range"])
         if band in ("too_close", "out_of_range"):

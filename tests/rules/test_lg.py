@@ -4,7 +4,7 @@ import pytest
 
 from apps.rules import ActionRefused, InputError, ScriptedDice, apply, resolve, tables
 from apps.rules.lg import attack_factor, damage_points, fire_chance, range_band, rotary_hits, vaporshock_premature
-from apps.rules.state import Fire, WEAPONS
+from apps.rules.state import WEAPONS, Fire, StructureState
 from apps.rules.turns import collapse_stands_on
 
 from .builders import building, battle, unit
@@ -187,6 +187,21 @@ def test_fire_only_on_flammable_surfaces_even_without_penetration():
     assert types(roof) == ["fire_started"]
     assert resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "no",
                                                   "surface": "roof"}, ScriptedDice([])).effects == ()
+
+
+def test_a_structure_without_a_roof_cannot_be_hit_on_its_roof():
+    """A foxhole has sandbag walls (AC 4) and no roof: "Roof" was resolved against no armour class at all
+    and scored its damage (5 of 5 points: destroyed). Refused beside the surface field, nothing changed."""
+    foxhole = StructureState("foxhole", "foxhole", name="Foxhole", wall_material="sandbags", damage_max=5)
+    state = lg([foxhole], damage_variant=2)
+    shot = {"weapon": "laser_rifle", "structure": "foxhole", "hit": "yes", "penetrated": "yes"}
+    with pytest.raises(ActionRefused) as err:
+        resolve("lg_attack_structure", state, {**shot, "surface": "roof"}, ScriptedDice([]))
+    assert (err.value.field, err.value.message) == ("surface", "Foxhole has no roof: fire at its wall")
+    assert types(resolve("lg_attack_structure", state, shot, ScriptedDice([]))) == ["damage", "untenable"]
+    # A military roof known only by its armour class (Rule 16) is a roof.
+    state = lg([foxhole.replace(roof_ac=9)], damage_variant=2)
+    assert resolve("lg_attack_structure", state, {**shot, "surface": "roof"}, ScriptedDice([])).effects
 
 
 def test_a_flammable_roof_does_not_make_the_brick_walls_burn():

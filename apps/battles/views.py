@@ -334,7 +334,9 @@ def rolls_html(entry):
         many = isinstance(count, int) and count > 1
         dice = "".join(f'<span class="die die-d{sides}">{_text(face)}</span>' for face in faces)
         label = _text(f"{count}d{roll.get('sides')}: {', '.join(str(face) for face in faces)}")
-        who = f"rolled by {entry.actor_name or 'a player'}" if roll.get("source") == "player" else \
+        # The players' own dice: typed in by whoever acted, not always the one who threw them (both
+        # sides' initiative dice come in on one phone).
+        who = f"entered by {entry.actor_name or 'a player'}" if roll.get("source") == "player" else \
             "rolled by the server"
         rows.append(
             f'\n        <li class="roll">\n'
@@ -455,7 +457,7 @@ def turn_context(battle, board, viewer, page=None):
              if u in state.units and state.units[u].side == seq.initiative]
     pass_reason = ""
     if lg and seq.initiative is None:
-        pass_reason = "Roll for initiative first"
+        pass_reason = rules.initiative_first(state).capitalize()
     elif owing:
         pass_reason = f"Side {seq.initiative} may not pass: {', '.join(owing)} must check morale first"
     elif lg and seq.initiative not in viewer.sides:

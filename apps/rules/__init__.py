@@ -7,7 +7,7 @@
 
 from .actions import ACTIONS, ActionSpec, Field, available_actions, check_inputs, next_die, resolve, spec
 from .dice import Dice, DieRoll, DieSpec, ExactDice, RandomDice, ScriptedDice, exact_odds
-from .lg_sequence import INCAPACITATED, turn_goes_on
+from .lg_sequence import INCAPACITATED, initiative_first, turn_goes_on
 from .errors import (ActionRefused, DiceError, DieValueError, InputError, MissingDie, OutcomeError, RulesError,
                      UnknownReference, UnusedDice)
 from .odds import Marginal, Odds, odds
@@ -22,5 +22,5 @@ __all__ = [
     "UnknownReference", "UnusedDice", "Marginal", "Odds", "odds", "Effect", "Outcome", "apply",
     "BattleOptions", "BattleState", "CrewState", "CrewWeapon", "EventRecord", "Fire", "Floor", "FortSheet",
     "SequenceState", "SheetLocation", "SheetWeapon", "StructureState", "UnitState", "WeaponProfile",
-    "INCAPACITATED", "turn_goes_on",
+    "INCAPACITATED", "initiative_first", "turn_goes_on",
 ]

@@ -16,6 +16,14 @@ def _owing(state, side):
             if uid in state.units and state.units[uid].side == side]
 
 
+def initiative_first(state):
+    """What must come before anyone acts this turn: its upkeep (a turn ended by four passes starts with
+    it), then the initiative roll."""
+    if state.upkeep_turn < state.turn:
+        return f"run the start-of-turn upkeep for turn {state.turn}, then roll for initiative"
+    return "roll for initiative first"
+
+
 def still_to_act(state):
     """The pieces that may still have their initiative this turn, by side and name: neither destroyed,
     nor activated, nor incapacitated by a blast (it may not move or fire until the turn ends)."""
@@ -93,7 +101,7 @@ def resolve_lg_initiative(state, inp, dice):
 def resolve_lg_activate(state, inp, dice):
     seq, u = state.sequence, inp["unit"]
     if seq.initiative is None:
-        refuse("action", "lg_activate", "roll for initiative first")
+        refuse("action", "lg_activate", initiative_first(state))
     if u.side != seq.initiative:
         refuse("unit", u.id, f"side {seq.initiative} holds the initiative, not side {u.side}")
     if u.id in seq.activated:
@@ -135,7 +143,7 @@ def resolve_lg_pass(state, inp, dice):
     seq = state.sequence
     side = seq.initiative
     if side is None:
-        refuse("action", "lg_pass", "roll for initiative first")
+        refuse("action", "lg_pass", initiative_first(state))
     owing = _owing(state, side)
     if owing:
         refuse("action", "lg_pass", f"side {side} may not pass: {', '.join(u.label for u in owing)} must still "

@@ -115,7 +115,7 @@ def resolve_move(state, inp, dice):
         refuse("unit", u.id, f"{u.label} is a vehicle: it does not go into structures (a heavy tank drives into "
                              "a building with its own action)")
     if s.collapsed or s.destroyed:
-        refuse("structure", s.id, f"{s.label} is rubble: nobody holds it")
+        refuse("structure", s.id, f"{s.label} is {'rubble' if s.collapsed else 'destroyed'}: nobody holds it")
     if s.impassable:
         refuse("structure", s.id, f"{s.label} is impassable")
     crew = s.crew

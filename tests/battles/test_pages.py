@@ -95,7 +95,7 @@ def test_log_newest_first_with_dice_who_rolled_and_summary(client, world):
     attack = text_of(response, "log-2")
     assert "#2 alice side A Attack" in attack
     assert "45mm AT gun hits Brick House: 5 damage points." in attack
-    assert "To hit 7 ≤ 8 hits d10, rolled by alice" in attack
+    assert "To hit 7 ≤ 8 hits d10, entered by alice" in attack
     assert "Damage 4 1 → 5 sum d6 ×2, rolled by the server" in attack
     faces = [(d.attrs["class"], d.text()) for d in page(response).find("log-2").find_all("span", cls="die")]
     assert faces == [("die die-d10", "7"), ("die die-d6", "4"), ("die die-d6", "1")]
@@ -115,7 +115,7 @@ def test_an_entrys_time_is_the_clubs_and_a_players_name_is_text(client, world, s
     LogEntry.objects.filter(pk=entry.pk).update(created_at=moment)
     html = body(battle_page(client, world))
     assert '<time class="muted" datetime="2031-01-15T18:30:00-05:00">18:30</time>' in html
-    assert "rolled by &lt;b&gt;&quot;al&quot;&lt;/b&gt;" in html and '<b>"al"</b>' not in html
+    assert "entered by &lt;b&gt;&quot;al&quot;&lt;/b&gt;" in html and '<b>"al"</b>' not in html
     assert 'aria-label="1d10: 7"' in html
 
 

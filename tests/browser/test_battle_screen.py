@@ -191,7 +191,7 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     expect(alice.locator("#log-list > li.log-entry").first).to_have_id(f"log-{seq}")
     expect(entry).to_contain_text("collapses")
     expect(entry.locator(".die")).to_have_text(["6", "5"])
-    expect(entry.locator(".roll-source")).to_contain_text("rolled by")
+    expect(entry.locator(".roll-source")).to_contain_text("entered by alice")
     expect(entry.locator(".roll-source-player")).to_have_count(1)
     expect(shape).to_have_class(re.compile(r"\bst-collapsed\b"))
     expect(shape).to_have_attribute("aria-label", re.compile(r"collapsed"))

@@ -212,5 +212,11 @@ def test_a_turn_opens_with_its_upkeep_then_initiative():
     assert state.turn == 2 and state.upkeep_turn == 1
     with pytest.raises(ActionRefused, match="for turn 2 first"):
         resolve("lg_initiative", state, {}, ScriptedDice([3, 7]))
+    # A piece's player asking to act (or pass) meanwhile is told the same order, not only "roll first".
+    for action, inputs in (("lg_activate", {"unit": "a1"}), ("lg_pass", {})):
+        with pytest.raises(ActionRefused, match="run the start-of-turn upkeep for turn 2, then roll for initiative"):
+            resolve(action, state, inputs, ScriptedDice([]))
     state, _ = play(state, "upkeep")
+    with pytest.raises(ActionRefused, match="roll for initiative first"):
+        resolve("lg_pass", state, {}, ScriptedDice([]))
     assert play(state, "lg_initiative", dice=[9, 2])[0].sequence.initiative == "B"

@@ -51,6 +51,7 @@ def test_refused_moves_name_their_field(inputs, field, words):
 
 
 @pytest.mark.parametrize("state_of_house, words", [({"collapsed": True}, "is rubble"),
+                                                   ({"destroyed": True}, "is destroyed: nobody holds it"),
                                                    ({"impassable": True}, "is impassable")])
 def test_no_one_goes_into_rubble_or_an_impassable_building(state_of_house, words):
     with pytest.raises(ActionRefused, match=words):

@@ -17,11 +17,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps import rules
 from apps.campaigns import permissions, services
-from apps.campaigns.export import MAX_BYTES, export_campaign, import_campaign
+from apps.campaigns.export import MAX_BYTES, campaign_text, export_campaign, import_campaign
 from apps.campaigns.models import Campaign, Weather
 from apps.campaigns.scenario_forms import SeenValues
 from apps.campaigns.views import campaign_context
-from apps.structures.formats import FormatErrors, dumps, parse_document
+from apps.structures.formats import FormatErrors, parse_document
 from apps.structures.views import ImportForm, json_download, run_import
 from config.responses import refused, see_other
 
@@ -332,7 +332,7 @@ def battle_commander(request, pk):
 @require_GET
 def campaign_export(request, pk):
     campaign = member_campaign(request, pk)
-    return json_download(dumps(export_campaign(campaign)), f"campaign-{campaign.pk}.redoubt-campaign.json")
+    return json_download(campaign_text(export_campaign(campaign)), f"campaign-{campaign.pk}.redoubt-campaign.json")
 
 
 @login_required

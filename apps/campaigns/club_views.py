@@ -183,7 +183,10 @@ def join_code(request, code):
     if request.user.is_authenticated:
         context["current_role"] = permissions.role_in(request.user, invite.club_id)
     if request.method != "POST":
-        return render(request, "clubs/invite.html", context, status=410 if context["problem"] else 200)
+        # A member opening the link again (it is how they find the club from the chat) is told they are
+        # in, not that the invitation they used up cannot be used.
+        gone = context["problem"] and context.get("current_role") is None
+        return render(request, "clubs/invite.html", context, status=410 if gone else 200)
     if not request.user.is_authenticated:
         return redirect(f"{reverse('login')}?next={reverse('join_code', args=[invite.code])}")
     if context["current_role"] is not None:

@@ -307,6 +307,21 @@ def test_joining_twice_changes_nothing(c):
     assert "already a member" in body(response)
 
 
+def test_the_member_who_used_up_an_invitation_opens_its_link_again_and_is_told_they_are_in(c):
+    """The link in the club's chat is how a player finds the club again. Opened after they had used its
+    one use, it said "used as many times as it allows. Ask the club's organisers for a new one", with
+    410, to someone who needs none: they are a member, and the page says so with a way to the club."""
+    made = invite(c, max_uses=1)
+    assert as_(c.newbie).post(reverse("join_code", args=[made.code])).status_code == 303
+    page = as_(c.newbie).get(reverse("join_code", args=[made.code]))
+    assert page.status_code == 200
+    html = body(page)
+    assert "You are already a member of this club" in html and reverse("club", args=[c.club.slug]) in html
+    assert "Ask the club" not in html and "used as many times" not in html
+    # Anyone else still learns it is used up.
+    assert as_(account("late")).get(reverse("join_code", args=[made.code])).status_code == 410
+
+
 def test_strangers_are_asked_to_sign_in_or_up_and_come_back(c):
     made = invite(c)
     page = Client().get(reverse("join_code", args=[made.code]))

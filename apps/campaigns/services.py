@@ -199,19 +199,26 @@ def release_commands(*, club_id, user_id):
     return armies
 
 
-def discard_session(*, campaign_id, user, number=None):
+def discard_session(*, campaign_id, user, number=None, battle_id=None):
     """Take back a session set up by mistake: the newest one, while it is still being set up and nothing
     but its setting up is logged. Its battle and copies go (the campaign's own rows were never touched),
     so the session before it can be reopened again. Returns the discarded battle's name.
 
     `number`, the session the organiser was shown and confirmed discarding: any other is refused. Where
     the campaign allows several open sessions, the same form sent twice (a double tap, a resend after a
-    lost answer) discarded session 3 and then session 2."""
+    lost answer) discarded session 3 and then session 2. `battle_id`, that session's battle: a session
+    discarded and set up again has the same number, and a late resend of the first discard took the new
+    one too."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "discard a session")
         battle = (campaign.battles.select_for_update()
                   .order_by(F("session_number").desc(nulls_last=True), "-created_at").first())
+        if (battle_id is not None and battle is not None and battle.pk != battle_id
+                and battle.session_number == number):
+            raise ActionRefused("campaign", campaign.pk, f"Session {number} was discarded and set up again since: "
+                                                         "nothing was discarded. Reload the page to discard the "
+                                                         "new one")
         if number is not None and (battle is None or battle.session_number != number):
             raise ActionRefused("campaign", campaign.pk, f"Session {number} has already been discarded: nothing more "
                                                          "was discarded" if battle is None or

@@ -184,7 +184,8 @@ def session_discard(request, campaign):
     """Take back the newest session while nothing has happened in it (set up by mistake)."""
     try:
         name = services.discard_session(campaign_id=campaign.pk, user=request.user,
-                                        number=_number(request.POST.get("session")))
+                                        number=_number(request.POST.get("session")),
+                                        battle_id=_number(request.POST.get("battle")))
     except rules.ActionRefused as error:
         return not_done(request, campaign, error.message)
     messages.success(request, f"{name} is discarded; the campaign is as it was before it was set up.")

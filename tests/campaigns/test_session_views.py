@@ -283,6 +283,30 @@ def test_a_session_set_up_by_mistake_is_discarded_from_the_campaign_page(client,
     assert Battle.objects.filter(campaign=demo.campaign, session_number=1).exists()
 
 
+def test_a_discard_sent_again_after_the_session_was_set_up_anew_discards_nothing(client, demo):
+    """Session 2 set up by mistake, discarded, and set up again (from another tab, or by another
+    organiser): the first discard's form sent again late (a resend after a lost answer) named
+    "session 2" only, so it discarded the new session 2 too and said it had. It now names the battle
+    it was drawn for, and the new one is kept."""
+    finish_first_session(demo)
+    start(signed(client, demo.organiser), demo)
+    first = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    page = body(client.get(campaign_url(demo)))
+    form = {"session": "2", "battle": str(first.pk)}
+    assert f'<input type="hidden" name="battle" value="{first.pk}">' in page
+    url = reverse("campaign_session_discard", args=[demo.campaign.pk])
+    assert client.post(url, form).status_code == 303
+    start(client, demo)
+    again = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    response = client.post(url, form)
+    said = body(client.get(response["Location"]))
+    assert "Session 2 was discarded and set up again since: nothing was discarded" in said
+    assert Battle.objects.filter(pk=again.pk).exists()
+    # From the page drawn now, the new session 2 is discarded as usual.
+    assert client.post(url, {"session": "2", "battle": str(again.pk)}).status_code == 303
+    assert not Battle.objects.filter(pk=again.pk).exists()
+
+
 # ---------------------------------------------------------------------------------- settings
 
 @pytest.mark.parametrize("htmx", [False, True])

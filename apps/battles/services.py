@@ -36,6 +36,10 @@ UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate":
                 "move": "unit"}
 # Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect.
 ENEMY_PIECE = {"lg_detect": "target"}
+# What Undo passes over to reach the newest action: undos themselves, and what the app logs about the
+# battle rather than done to its pieces. A campaign session finished and reopened logs both on top of
+# its last action; that action must stay undoable (a club reopens a session to put a roll right).
+PASSED_OVER = frozenset({"undo", "setup", "session_start", "start", "finish", "reopen", "note"})
 # Run by the server between turns, never chosen from the attack form.
 TURN_ACTIONS = {"end_turn", "upkeep", "lg_initiative"}
 
@@ -301,7 +305,7 @@ def undo_last(*, battle_id, user, seq=None):
     with transaction.atomic():
         battle = snap.lock_battle(battle_id)
         _check_open(battle)
-        last = (battle.log_entries.filter(undone=False).exclude(action="undo")
+        last = (battle.log_entries.filter(undone=False).exclude(action__in=PASSED_OVER)
                 .select_related("actor").order_by("-seq").first())
         if seq is not None and (last is None or last.seq != seq):
             raise ActionRefused("undo", seq, _not_the_newest(battle, seq, last))

@@ -413,12 +413,13 @@ def last_undoable(battle, page=None):
     restore anything: seq, seqs (with, for an upkeep, the End turn that ran it: one Undo takes back
     both), actor and summary. Usually among the entries the page shows already; otherwise one query."""
     if page is not None:
-        last = next((i for i, e in enumerate(page.entries) if not e.undone and e.action != "undo"), None)
+        last = next((i for i, e in enumerate(page.entries) if not e.undone and e.action not in services.PASSED_OVER),
+                    None)
         # An upkeep needs the entry below it too (`_undoable`).
         below = page.entries[last + 1:last + 2] if last is not None else []
         if last is not None and (below or page.entries[last].action != "upkeep") or not page.more:
             return last is not None and _undoable(page.entries[last], below, battle)
-    rows = list(battle.log_entries.filter(undone=False).exclude(action="undo").order_by("-seq")
+    rows = list(battle.log_entries.filter(undone=False).exclude(action__in=services.PASSED_OVER).order_by("-seq")
                 .annotate(restorable=RESTORABLE)
                 .values("seq", "actor_id", "actor_name", "summary", "restorable", "action", "undone")[:2])
     return rows and _undoable(SimpleNamespace(**rows[0]), [SimpleNamespace(**r) for r in rows[1:]], battle)

@@ -51,7 +51,8 @@ def arena(name, *, structures, entries):
     ])
     # The hash chain is not what is measured here, so the entries are written directly.
     LogEntry.objects.bulk_create([
-        LogEntry(battle=w.battle, seq=n, turn=1 + n // 1000, action="note", summary=f"Entry {n}", actor_name="alice",
+        # Moves recorded before undo records were kept: actions Undo stops at (a note it would pass over).
+        LogEntry(battle=w.battle, seq=n, turn=1 + n // 1000, action="move", summary=f"Entry {n}", actor_name="alice",
                  side="A", dice=[{"purpose": "test", "sides": 6, "count": 2, "faces": [n % 6 + 1, 3],
                                   "value": n % 6 + 4, "source": "server", "target": "sum"}])
         for n in range(1, entries + 1)

@@ -5,10 +5,11 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
+from django.urls import reverse
 
 from apps.armies.models import Army, Unit, UnitWeapon
 from apps.battles import services as battles
-from apps.battles.log import append_entry
+from apps.battles.log import append_entry, first_broken_entry
 from apps.battles.models import BattleStatus, LogEntry
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Club, Membership, Role
@@ -269,6 +270,26 @@ def test_a_discard_sent_twice_discards_one_session(campaign):
                                             f"{two.session_number}"):
         services.discard_session(campaign_id=c.pk, user=campaign["org"], number=two.session_number)
     assert set(c.battles.values_list("pk", flat=True)) == {two.pk, four.pk}
+
+
+def test_a_reopened_sessions_last_action_can_still_be_undone(campaign, client):
+    """A club reopens a session to put its last roll right: the finish and the reopening sit on top of
+    that action in the log, and Undo passes over them to it (they change no piece of the battle)."""
+    c = campaign["campaign"]
+    one = play_session_one(campaign)
+    shot = LogEntry.objects.get(battle=one, action="ba_he")
+    house = battle_copy(one, campaign["house"])
+    assert Structure.objects.get(pk=house.pk).collapsed
+    services.finish_battle(battle_id=one.pk, user=campaign["org"], winner="A")
+    services.reopen_last(campaign_id=c.pk, user=campaign["org"])
+    assert list(one.log_entries.order_by("-seq").values_list("action", flat=True)[:2]) == ["reopen", "finish"]
+    client.force_login(campaign["alice"])
+    page = client.get(reverse("battle", args=[one.pk])).content.decode()
+    assert f'<button type="submit" class="undo-button">Undo #{shot.seq}</button>' in page
+    undo = battles.undo_last(battle_id=one.pk, user=campaign["alice"], seq=shot.seq)
+    assert undo.undoes_id == shot.pk and LogEntry.objects.get(pk=shot.pk).undone
+    assert not Structure.objects.get(pk=house.pk).collapsed
+    assert first_broken_entry(one) is None
 
 
 def test_nothing_to_reopen_is_a_clear_refusal(campaign):

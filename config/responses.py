@@ -20,7 +20,10 @@ def refused(request, message, *, status=403, title="Not allowed", back=None):
     a plain answer's words, where of a whole page it could only say the status."""
     if getattr(request, "htmx", False):
         return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-    return render(request, "refused.html", {"title": title, "message": message, "back": back}, status=status)
+    # Only a request that tried to change something is told that nothing was: a revoked spectator link
+    # or another page refused on opening changed nothing because it asked for nothing.
+    return render(request, "refused.html", {"title": title, "message": message, "back": back,
+                                            "tried_a_change": request.method not in ("GET", "HEAD")}, status=status)
 
 
 def permission_denied(request, exception):

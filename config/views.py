@@ -37,4 +37,4 @@ def csrf_failure(request, reason=""):
     else:
         message = ("The form was sent from a page that is out of date: you signed in or out in another tab or window "
                    "after it was opened. Go back, reload the page, then try again.")
-    return render(request, "refused.html", {"title": CSRF_TITLE, "message": message}, status=403)
+    return render(request, "refused.html", {"title": CSRF_TITLE, "message": message, "tried_a_change": True}, status=403)

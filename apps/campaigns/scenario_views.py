@@ -35,7 +35,7 @@ from apps.rules import ActionRefused
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
 from apps.structures.models import Floor, Material, Opening, Structure, has_crews, mark_crews
-from apps.structures.views import json_download, print_cards, run_import
+from apps.structures.views import download_name, json_download, print_cards, run_import
 from config.responses import refused, see_other
 
 RULES_FIELDS = ["ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
@@ -709,7 +709,7 @@ def scenario_campaign(request, pk):
 @login_required
 def scenario_export(request, pk):
     scenario = visible_scenario(request, pk)
-    return json_download(dumps(export_scenario(scenario)), f"scenario-{scenario.pk}.redoubt-scenario.json")
+    return json_download(dumps(export_scenario(scenario)), download_name(scenario.name, "scenario", scenario.pk))
 
 
 @login_required

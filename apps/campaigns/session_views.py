@@ -22,7 +22,7 @@ from apps.campaigns.models import Campaign, Weather
 from apps.campaigns.scenario_forms import SeenValues
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import FormatErrors, parse_document
-from apps.structures.views import ImportForm, json_download, run_import
+from apps.structures.views import ImportForm, download_name, json_download, run_import
 from config.responses import refused, see_other
 
 WINNERS = (("A", "Side A won"), ("B", "Side B won"), ("D", "A draw"))
@@ -333,7 +333,7 @@ def battle_commander(request, pk):
 @require_GET
 def campaign_export(request, pk):
     campaign = member_campaign(request, pk)
-    return json_download(campaign_text(export_campaign(campaign)), f"campaign-{campaign.pk}.redoubt-campaign.json")
+    return json_download(campaign_text(export_campaign(campaign)), download_name(campaign.name, "campaign", campaign.pk))
 
 
 @login_required

@@ -488,6 +488,12 @@ def sheet_export(request, pk):
     return json_download(dumps(export_sheet(sheet)), f"{slugify(sheet.name) or sheet.slug}.redoubt-sheet.json")
 
 
+def download_name(name, kind, pk):
+    """A club keeps several campaigns' and scenarios' files side by side: named after what they hold,
+    with the number to tell two of one name apart."""
+    return f"{slugify(name) or kind}-{pk}.redoubt-{kind}.json"
+
+
 def json_download(text, filename):
     response = HttpResponse(text, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

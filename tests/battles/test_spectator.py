@@ -193,6 +193,7 @@ def test_revoking_stops_the_page_and_the_poll(w):
     response = client.get(page_url(link))
     assert response.status_code == 403
     assert "This spectator link was revoked" in body(response)
+    assert "Nothing was changed" not in body(response)  # a spectator only opened a page
     # Nothing changed since the page opened, and still refused, in that same one query.
     with CaptureQueriesContext(connection) as queries:
         response = client.get(poll_url(w), params, **HTMX)

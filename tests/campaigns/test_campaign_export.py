@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils.text import slugify
 from django.db.models import Q
 
 from apps.armies.models import Army, Unit
@@ -487,7 +488,7 @@ def test_members_download_the_campaign_file(client, demo):
     response = signed(client, demo.alice).get(reverse("campaign_export", args=[demo.campaign.pk]))
     assert response.status_code == 200 and response["Content-Type"] == "application/json; charset=utf-8"
     assert response["Content-Disposition"] == \
-        f'attachment; filename="campaign-{demo.campaign.pk}.redoubt-campaign.json"'
+        f'attachment; filename="{slugify(demo.campaign.name)}-{demo.campaign.pk}.redoubt-campaign.json"'
     assert response.content.decode() == export_text(demo.campaign)
 
 

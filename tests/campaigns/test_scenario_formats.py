@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils.text import slugify
 
 from apps.armies.models import Army, Unit, UnitWeapon
 from apps.campaigns.formats import export_scenario, import_scenario
@@ -225,7 +226,11 @@ def test_a_sheet_file_is_not_a_scenario(demo):
 def test_export_and_import_pages(client, demo):
     signed_in(client, demo.alice)
     response = client.get(reverse("scenario_export", args=[demo.village.pk]))
-    assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+    assert response.status_code == 200
+    # Named after the scenario, so a designer's downloads folder tells them apart.
+    assert response["Content-Disposition"] == \
+        f'attachment; filename="{slugify(demo.village.name)}-{demo.village.pk}.redoubt-scenario.json"'
+    assert slugify(demo.village.name)
     text = response.content.decode()
     assert text == dumps(export_scenario(demo.village))
 

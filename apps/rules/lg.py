@@ -147,7 +147,7 @@ def resolve_lg_attack_structure(state, inp, dice):
         # LG-62: the fire already burning where it lands sets the warhead off early: AF 4, half the area.
         af, _ = vaporshock_premature(w)
         early = " (vaporshock set off early by the fire: AF 4, half its effect area)"
-    effects, words = [], [f"{w.name} (AF {af}) hit {s.label}'s {surface}{early}" +
+    effects, words = [], [f"{w.name}{' in pulse mode' if pulse else ''} (AF {af}) hit {s.label}'s {surface}{early}" +
                           (f" {hits}×" if hits > 1 else "") + (f", {pens} penetrating" if pens else ", no penetration")]
 
     if opts.damage_variant and s.damage_max:

@@ -131,7 +131,11 @@ def resolve_lg_activate(state, inp, dice):
         nxt = u.side
     effects.append(Effect("initiative", nxt))
     names = ", ".join(x.label for x in team)
-    return effects, f"Side {u.side} activates {names}; side {nxt} has the initiative"
+    checked = [x.label for x in team if x.id in seq.pending_morale]
+    # The log is the table's record: say that the owed check was made, or nobody can tell why the
+    # side may pass again.
+    morale = f" (owed morale check made: {', '.join(checked)})" if checked else ""
+    return effects, f"Side {u.side} activates {names}{morale}; side {nxt} has the initiative"
 
 
 @action(

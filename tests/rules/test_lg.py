@@ -366,6 +366,7 @@ def test_variable_fire_pulse_mode_reduces_the_attack():
     out = resolve("lg_attack_structure", state, {"weapon": "particle_beam", "structure": "house", "hit": "yes",
                                                  "penetrated": "yes", "mode": "pulse"}, ScriptedDice([]))
     assert out.effects[0].n == 7
+    assert out.summary.startswith("Particle beam in pulse mode (AF 7) hit")  # the log says why the AF is lower
     with pytest.raises(ActionRefused) as err:
         resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "yes",
                                                "mode": "pulse"}, ScriptedDice([]))

@@ -145,6 +145,7 @@ def test_no_pass_while_morale_is_owed():
     # Activating the piece makes its check; then passing is allowed again.
     state, out = play(state, "lg_activate", {"unit": "a3"})
     assert "morale_checked" in [e.type for e in out.effects] and state.sequence.pending_morale == ()
+    assert out.summary == "Side A activates a3 (owed morale check made: a3); side B has the initiative"
 
 
 def test_four_passes_in_a_row_end_the_turn():

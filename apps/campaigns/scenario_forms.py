@@ -3,7 +3,6 @@ connections, placing on the map, deployment zones, the two forces and starting a
 
 import hashlib
 import json
-import math
 from decimal import Decimal
 
 from django import forms
@@ -17,7 +16,8 @@ from apps.campaigns.formats import SMALL
 from apps.campaigns.models import Scenario
 from apps.structures import blueprints
 from apps.structures.formats import number
-from apps.structures.models import BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure
+from apps.structures.models import (BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
+                                     footprint_reach)
 
 SHEET_KINDS = {"bunker", "fort", "pillbox", "strongpoint", "weapon_turret", "weapon_emplacement"}
 HALF = Decimal("0.5")
@@ -265,15 +265,6 @@ def spot(structure):
 def half_extents(structure):
     """Half the width and depth of the box a structure's footprint covers at its rotation, in inches."""
     return footprint_reach(structure.width, structure.depth, structure.rotation)
-
-
-def footprint_reach(width, depth, rotation):
-    """Half the width and depth of the box a width × depth footprint covers turned `rotation` degrees."""
-    turn = math.radians(float(rotation or 0))
-    w, d = float(width or 0), float(depth or 0)
-    across = (abs(w * math.cos(turn)) + abs(d * math.sin(turn))) / 2
-    down = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
-    return (Decimal(str(round(across, 2))), Decimal(str(round(down, 2))))
 
 
 def state_of(*parts):

@@ -13,7 +13,7 @@ from django.forms import formset_factory
 
 from apps.rules.dh import validate_sheet
 from apps.rules.state import FACINGS
-from apps.structures.formats import SHEET_KEYS, rules_dict
+from apps.structures.formats import FEATURE_LENGTH, MAX_FEATURES, SHEET_KEYS, rules_dict
 from apps.structures.models import SheetKind
 
 PEN_COLUMNS = ("<2", "2", "3", "4", "5", "6", "7", "8", "9", "10+")
@@ -34,7 +34,8 @@ class SheetForm(forms.Form):
     crew_total = forms.IntegerField(label="Total crew (men)", min_value=0, max_value=999, widget=number_input())
     top_av = forms.IntegerField(label="Top AV", required=False, max_value=9999, widget=number_input(signed=True))
     features = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                               help_text="One per line, e.g. Basic Sights")
+                               help_text=f"One per line, e.g. Basic Sights (at most {MAX_FEATURES} lines of "
+                                         f"{FEATURE_LENGTH} characters)")
     penetration_weapon = forms.CharField(max_length=40, required=False, label="Main gun")
     # Holds the errors about the row as a whole (ten values, never decreasing); never typed in.
     penetration_row = forms.CharField(required=False, widget=forms.HiddenInput)
@@ -47,6 +48,16 @@ class SheetForm(forms.Form):
             self.fields[f"pen_{i}"] = forms.IntegerField(
                 label=f"d10 {column}", required=False, widget=number_input(), max_value=9999
             )
+
+    def clean_features(self):
+        # The limits the sheet import checks: a sheet saved here must import back from its own export.
+        lines = [line.strip() for line in (self.cleaned_data.get("features") or "").splitlines() if line.strip()]
+        long = [f"line {i} has {len(line)}" for i, line in enumerate(lines, 1) if len(line) > FEATURE_LENGTH]
+        if long:
+            raise forms.ValidationError(f"At most {FEATURE_LENGTH} characters a feature ({'; '.join(long)})")
+        if len(lines) > MAX_FEATURES:
+            raise forms.ValidationError(f"At most {MAX_FEATURES} features (there are {len(lines)})")
+        return self.cleaned_data.get("features")
 
     def pen_fields(self):
         return [self[f"pen_{i}"] for i in range(len(PEN_COLUMNS))]
@@ -125,11 +136,28 @@ class WeaponForm(forms.Form):
         return data
 
 
-def formset(form, extra):
-    return formset_factory(form, extra=extra, can_delete=False, max_num=50, absolute_max=60, validate_max=True)
+class BaseLocationFormSet(forms.BaseFormSet):
+    def clean(self):
+        """One row per location on a facing: the card prints a facing's locations by name, so a second
+        "Walls" would vanish from it (its d10 results with it), and the sheet import refuses it."""
+        seen = {}
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", {}) or {}
+            name = (data.get("location") or "").strip()
+            if data.get("DELETE") or not name or "location" in form.errors:
+                continue
+            if name.lower() in seen:
+                form.add_error("location", f"{seen[name.lower()]} is already a location on this facing: give it one "
+                                           "row (one d10 range), or name this one differently")
+            seen.setdefault(name.lower(), name)
 
 
-LocationFormSet = formset(LocationForm, 1)
+def formset(form, extra, base=forms.BaseFormSet):
+    return formset_factory(form, formset=base, extra=extra, can_delete=False, max_num=50, absolute_max=60,
+                           validate_max=True)
+
+
+LocationFormSet = formset(LocationForm, 1, BaseLocationFormSet)
 LeaderFormSet = formset(LeaderForm, 1)
 WeaponFormSet = formset(WeaponForm, 1)
 

@@ -178,6 +178,10 @@ def test_add_a_row_without_javascript(client, world):
     ({"front-0-location": ""}, "err-id_front-0-location", "Name the location"),
     ({"leaders-0-count": ""}, "err-id_leaders-0-count", "How many?"),
     ({"weapons-0-name": ""}, "err-id_weapons-0-name", "Name the weapon"),
+    # what the sheet import refuses: a sheet saved here must import back from its own export
+    ({"front-1-location": " walls"}, "err-id_front-1-location", "Walls is already a location on this facing"),
+    ({"features": "Basic Sights\n" + "A" * 81}, "err-id_features", "At most 80 characters a feature (line 2 has 81)"),
+    ({"features": "\n".join(f"Feature {i}" for i in range(51))}, "err-id_features", "At most 50 features (there are 51)"),
 ])
 def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, world, changes, slot, words):
     data = editor(client, world.designer, world.sheet)
@@ -190,6 +194,21 @@ def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, 
     # the designer's values are still in the form
     after = form_data(response, "sheet-form")
     assert all(after.get(k, "") == v for k, v in changes.items())
+
+
+def test_a_saved_sheet_imports_back_from_its_own_export(client, world):
+    """The longest features and a location named once per facing are saved, exported and imported
+    again as they are (the import's limits are the editor's)."""
+    data = editor(client, world.designer, world.sheet)
+    data.update({"features": "\n".join(["B" * 80] * 50), "rear-1-location": "Vision"})
+    assert save(client, world.sheet, data).status_code == 302
+    world.sheet.refresh_from_db()
+    assert world.sheet.features == ["B" * 80] * 50
+    exported = client.get(reverse("sheet_export", args=[world.sheet.pk])).content.decode()
+    response = client.post(reverse("sheet_import"), {"club": world.club.pk, "text": exported})
+    assert response.status_code == 302
+    copy = BunkerSheet.objects.filter(club=world.club).latest("pk")
+    assert {**sheet_body(copy), "slug": "", "name": ""} == {**sheet_body(world.sheet), "slug": "", "name": ""}
 
 
 def test_several_problems_are_all_shown_at_once(client, world):

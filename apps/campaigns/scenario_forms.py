@@ -431,6 +431,7 @@ class StructureForm(SeenState, forms.ModelForm):
             self.add_error("sheet", f"Only fortifications ({', '.join(sorted(SHEET_KINDS))}) have a sheet")
         if data.get("crew_side") and not sheet:
             self.add_error("crew_side", "Only a structure with a sheet has a crew")
+        self.check_crew(data, sheet)
         if data.get("roof_material") is None and data.get("flat_roof"):
             self.add_error("flat_roof", "A flat roof needs a roof material")
         if self.instance.pk and data.get("floor_count") is not None:
@@ -441,6 +442,19 @@ class StructureForm(SeenState, forms.ModelForm):
                 self.add_error("floor_count", "; ".join(f"floor {lvl} holds {name}: move it first" for lvl, name in held))
         return data
 
+
+    def check_crew(self, data, sheet):
+        """Disposable Heroes (the only ruleset whose form asks): the crew is the sheet's, or fewer men (a
+        bunker manned below strength), and it holds the bunker for one side. A crew of neither side
+        could be attacked by both, could not leave it, and counted in neither side's tally."""
+        men = data.get("crew_men")
+        if "crew_men" not in self.fields or sheet is None or men is None or "crew_men" in self.errors:
+            return
+        if men > sheet.crew_total:
+            self.add_error("crew_men", f"The {sheet.name} sheet's crew is {sheet.crew_total} men: enter 0 to "
+                                       f"{sheet.crew_total}")
+        elif men and not data.get("crew_side") and "crew_side" not in self.errors:
+            self.add_error("crew_side", f"Choose the side whose {men} men hold it (or set its crew to 0 men)")
 
     def check_footprint(self, data):
         """The whole footprint must stand on the table, not only its centre (as when it is placed)."""

@@ -213,6 +213,37 @@ def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
                                                  f"structure-{bunker.pk}")
 
 
+def test_a_disposable_heroes_crew_holds_its_bunker_for_one_side_and_is_at_most_the_sheets(client, demo, hill):
+    """A bunker added with its sheet's crew held it for neither side: in the battle both sides could
+    attack it, nobody could lead its crew out, and no tally counted it. The builder says so, and the
+    structure page refuses a crew without a side, or more men than the sheet's."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get(sheet=sheet)
+    assert (bunker.crew_side, bunker.crew_men) == ("", 24)
+    row = f"structure-{bunker.pk}"
+    assert "Its crew of 24 men holds it for neither side yet" in text_of(client.get(reverse("scenario", args=[hill.pk])), row)
+
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    data = form_data(client.get(url), None)
+    response = client.post(url, {**data, "name": "Blockhouse Nord"})
+    assert response.status_code == 400
+    assert text_of(response, "id_crew_side_error") == "Choose the side whose 24 men hold it (or set its crew to 0 men)"
+    response = client.post(url, {**data, "crew_side": "B", "crew_men": "30"})
+    assert response.status_code == 400
+    assert text_of(response, "id_crew_men_error") == "The German Concrete Blockhouse sheet's crew is 24 men: enter 0 to 24"
+    bunker.refresh_from_db()
+    assert (bunker.name, bunker.crew_side, bunker.crew_men) == ("German Concrete Blockhouse", "", 24)
+
+    assert client.post(url, {**data, "crew_side": "B", "crew_men": "18"}).status_code == 302
+    bunker.refresh_from_db()
+    assert (bunker.crew_side, bunker.crew_men) == ("B", 18)
+    text = text_of(client.get(reverse("scenario", args=[hill.pk])), row)
+    assert "crewed by side B (18 men)" in text and "neither side" not in text
+    # An empty bunker needs no side.
+    assert client.post(url, {**form_data(client.get(url), None), "crew_side": "", "crew_men": "0"}).status_code == 302
+
+
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
     """Scenarios start as Bolt Action: a bunker placed then has no crew. Saved as Disposable Heroes,
     each sheet's bunker gets the sheet's full crew, as if added now; a crew already set is kept."""

@@ -176,6 +176,7 @@ class AddStructureForm(forms.Form):
         if not self.is_bound:
             self.fields["after"].initial = scenario.structures.order_by("-pk").values_list("pk", flat=True).first() or 0
         self.fields["sheet"].queryset = usable_sheets(scenario)
+        self.fields["sheet"].label_from_instance = sheet_label
         if scenario.ruleset == "lg":
             # Bunker sheets are Disposable Heroes' (a Bolt Action bunker may take its kind and shape from
             # one, but units hold it, not the sheet's crew): LaserGrenadiers builds its fortifications
@@ -203,6 +204,11 @@ def usable_sheets(scenario):
     """The library and the scenario's own club's sheets, never another club's."""
     return BunkerSheet.objects.filter(Q(club__isnull=True, is_blank=False) | Q(club=scenario.club_id)).order_by(
         "club_id", "name")
+
+
+def sheet_label(sheet):
+    # A clone keeps its library sheet's name until it is renamed: the two are offered side by side.
+    return f"{sheet.name} (library)" if sheet.club_id is None else sheet.name
 
 
 class MoveForm(forms.Form):
@@ -390,6 +396,7 @@ class StructureForm(SeenState, forms.ModelForm):
         self.fields["wall_material"].queryset = Material.objects.filter(surface="wall")
         self.fields["roof_material"].queryset = Material.objects.filter(surface="roof")
         self.fields["sheet"].queryset = usable_sheets(scenario)
+        self.fields["sheet"].label_from_instance = sheet_label
         self.fields["connections"].queryset = scenario.structures.exclude(pk=self.instance.pk).order_by("name")
         self.fields["connections"].help_text = "Sections of one large building (Bolt Action: each at most 8″ × 8″)"
         limits = {"x": (0, scenario.table_width), "y": (0, scenario.table_depth), "width": (0.01, 9999),

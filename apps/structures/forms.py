@@ -249,6 +249,7 @@ class SheetEditor:
         forms_ok &= all([fs.is_valid() for fs in self.formsets()])  # every formset, so all errors show
         m = self.main.cleaned_data
         self.body, self.rows = self._body(m)
+        self._check_name()
         problems = validate_sheet(rules_dict(self.body), blank_ok=True)
         pen = [m.get(f"pen_{i}") for i in range(10)]
         if any(v is not None for v in pen) and any(v is None for v in pen):
@@ -262,6 +263,16 @@ class SheetEditor:
         self.valid = forms_ok and not problems and not any(form.errors for form in self.all_forms()) and not any(
             fs.slot_errors for fs in self.formsets())
         return self.valid
+
+    def _check_name(self):
+        """A club's sheets have names of their own (clones and imports are given one): the builder offers
+        them by name, and two alike could not be told apart there."""
+        from apps.structures.models import BunkerSheet
+
+        name, club = self.body["name"], self.sheet.club_id
+        if name and club and "name" not in self.main.errors and BunkerSheet.objects.filter(
+                club=club, name=name).exclude(pk=self.sheet.pk).exists():
+            self.main.add_error("name", f"Your club already has a sheet called {name}: give this one a name of its own")
 
     def _rows(self, fs, build):
         rows, index = [], []

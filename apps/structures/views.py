@@ -30,6 +30,7 @@ from apps.structures.formats import (
     parse_document,
     rules_dict,
     sheet_body,
+    unique_sheet_name,
     unique_slug,
 )
 from apps.structures.forms import SheetEditor
@@ -417,10 +418,11 @@ def clone_into(source_fields, club):
     fields = {k: v for k, v in source_fields.items() if k in SHEET_KEYS}
     base = clone_slug(fields)
     fields.pop("slug", None)
-    fields["name"] = fields.get("name") or "New bunker"
     fields["is_blank"] = False
     with transaction.atomic():
         Club.lock(club.pk)
+        # A name of its own, as an import gets: the builder lists the club's sheets by name.
+        fields["name"] = unique_sheet_name(club, fields.get("name") or "New bunker")
         return BunkerSheet.objects.create(club=club, slug=unique_slug(club, base), **fields)
 
 

@@ -187,6 +187,22 @@ def test_a_bunker_needs_its_sheet_and_takes_its_crew(client, demo, hill):
     assert response.status_code == 400 and not hill.structures.filter(sheet=theirs).exists()
 
 
+def test_the_sheet_lists_tell_a_clone_from_its_library_sheet(client, demo, hill):
+    """A clone keeps its library sheet's name until it is renamed: both were offered as "German AT
+    Bunker", on the Add-structure card and the structure page alike."""
+    library = BunkerSheet.objects.get(club=None, slug="german-at-bunker")
+    assert client.post(reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk}).status_code == 302
+    clone = BunkerSheet.objects.get(club=demo.club, slug="german-at-bunker")
+    select = page(client.get(reverse("scenario", args=[hill.pk]))).find("add_sheet")
+    offered = {option.attrs["value"]: option.text() for option in select.find_all("option")}
+    assert (offered[str(library.pk)], offered[str(clone.pk)]) == ("German AT Bunker (library)", "German AT Bunker")
+    assert add(client, hill, "bunker", sheet=clone.pk).status_code == 302
+    bunker = hill.structures.get(sheet=clone)
+    structure_page = body(client.get(reverse("scenario_structure", args=[hill.pk, bunker.pk])))
+    assert f'<option value="{clone.pk}" selected>German AT Bunker</option>' in structure_page
+    assert f'<option value="{library.pk}">German AT Bunker (library)</option>' in structure_page
+
+
 def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
     """Units hold a Bolt Action bunker (seed 001 'Bunkers'): its sheet gives its kind and shape, and
     the builder neither gives it the sheet's crew nor asks for one. Disposable Heroes does both."""

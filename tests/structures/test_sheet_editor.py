@@ -328,8 +328,26 @@ def test_clone_a_library_sheet_into_my_club(client, world):
     assert {k: v for k, v in sheet_body(clone).items()} == sheet_body(library)
     again = signed_in(client, world.designer).post(reverse("sheet_clone", args=[library.pk]), {"club": world.club.pk})
     assert again.status_code == 302
-    assert BunkerSheet.objects.filter(club=world.club, slug="german-concrete-blockhouse-2").exists()
+    second = BunkerSheet.objects.get(club=world.club, slug="german-concrete-blockhouse-2")
     assert BunkerSheet.objects.filter(club=None).count() == 9
+    # Each clone is named apart from the club's other sheets, as an import is: the builder offers them by name.
+    assert (clone.name, second.name) == ("German Concrete Blockhouse", "German Concrete Blockhouse (2)")
+
+
+def test_a_sheet_is_not_renamed_to_another_of_the_clubs_sheets(client, world):
+    """Two of a club's sheets of one name were offered alike in the builder's sheet list."""
+    other = BunkerSheet.objects.create(club=world.club, slug="pit", name="Rifle pit Nord")
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "name": "Rifle pit Nord"})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_name") == (
+        "Your club already has a sheet called Rifle pit Nord: give this one a name of its own")
+    # Another club's sheet, or the library's, may have it.
+    other.club = world.other
+    other.save()
+    assert save(client, world.sheet, {**data, "name": "Rifle pit Nord"}).status_code == 302
+    data = editor(client, world.designer, world.sheet)
+    assert save(client, world.sheet, {**data, "name": "German AT Bunker"}).status_code == 302
 
 
 def sheet_form(client, url):
@@ -348,7 +366,7 @@ def test_the_clone_form_sent_twice_makes_one_clone(client, world):
     first, again = client.post(clone, data), client.post(clone, data)
     made = BunkerSheet.objects.get(club=world.club, slug=f"{world.library.slug}-2")  # world.sheet holds the slug
     assert first["Location"] == again["Location"] == reverse("sheet_edit", args=[made.pk])
-    assert "Soviet AT/HMG Loghouse is already made (the form was sent twice): here it is." in body(
+    assert "Soviet AT/HMG Loghouse (2) is already made (the form was sent twice): here it is." in body(
         client.get(again["Location"]))
     assert client.post(clone, sheet_form(client, url)).status_code == 302
     assert BunkerSheet.objects.filter(club=world.club, slug__startswith=world.library.slug).count() == 3

@@ -488,11 +488,20 @@ class OpeningForm(forms.Form):
     def __init__(self, *args, levels=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["level"].choices = [("", "—")] + [(lvl, label) for lvl, label in levels]
+        # The floors offered are those the form keeps: an opening left on a floor taken away, or on the
+        # flat roof taken off, is not on any of them ("Select a valid choice. 2 is not one of…").
+        self.fields["level"].error_messages["invalid_choice"] = (
+            "This floor is not in the building any more: remove the opening, or keep the floor")
 
     def clean(self):
         data = super().clean()
+        if data.get("DELETE"):
+            # A row being removed is not saved, so not checked: "Remove" on the window of a floor being
+            # taken away was refused as being on no floor, and the floor could not be taken away at all.
+            self._errors.clear()
+            return data
         filled = [data.get(k) not in (None, "") for k in ("level", "side", "kind")]
-        if any(filled) and not data.get("DELETE"):
+        if any(filled):
             for name, present in zip(("level", "side", "kind"), filled):
                 if not present and name not in self.errors:
                     self.add_error(name, "Choose one")

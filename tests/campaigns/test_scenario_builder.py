@@ -430,6 +430,18 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     assert response.status_code == 400 and "already lists that kind of opening" in body(response)
     assert Opening.objects.filter(floor__structure=house).count() == before
 
+    # One floor fewer, its window row still listed: the row says why, in words.
+    data = form_data(client.get(url), None)
+    level_1 = next(k[:-len("-level")] for k, v in data.items() if k.endswith("-level") and v == "1")
+    response = client.post(url, {**data, "floor_count": "1", "flat_roof": ""})
+    assert response.status_code == 400
+    assert text_of(response, f"id_{level_1}-level_error") == ("This floor is not in the building any more: remove "
+                                                               "the opening, or keep the floor")
+    assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False), (1, False), (2, True)]
+    response = client.post(url, {**data, "floor_count": "1", "flat_roof": "", f"{level_1}-DELETE": "on"})
+    assert response.status_code == 302
+    assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False)]
+
 
 def test_saving_a_structure_page_opened_before_another_tab_moved_it_does_not_put_it_back(client, demo):
     """Tab A opens the barn's page; tab B drags the barn on the map; tab A renames it and saves. Its form

@@ -95,7 +95,7 @@ class LeaderForm(forms.Form):
         rank, count = (data.get("rank") or "").strip(), data.get("count")
         if rank and count is None and "count" not in self.errors:
             self.add_error("count", "How many?")
-        if count and not rank:
+        if count and not rank and "rank" not in self.errors:  # a rank too long is named, only not kept
             self.add_error("rank", "Name the rank (NCO, Jr NCO…)")
         return data
 

@@ -211,6 +211,13 @@ def test_a_saved_sheet_imports_back_from_its_own_export(client, world):
     assert {**sheet_body(copy), "slug": "", "name": ""} == {**sheet_body(world.sheet), "slug": "", "name": ""}
 
 
+def test_a_rank_too_long_is_not_also_called_missing(client, world):
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "leaders-0-rank": "N" * 61})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_leaders-0-rank") == "Ensure this value has at most 60 characters (it has 61)."
+
+
 def test_several_problems_are_all_shown_at_once(client, world):
     data = editor(client, world.designer, world.sheet)
     data.update({"crew_total": "2", "front-0-av": "-1", "pen_5": "1"})

@@ -420,6 +420,15 @@ class StructureForm(SeenState, forms.ModelForm):
             list(Floor.objects.filter(structure=s).order_by("level").values_list("level", "is_roof")),
             sorted(Opening.objects.filter(floor__structure=s).values_list("floor__level", "side", "kind", "count")))
 
+    def clean_name(self):
+        # As added (free_name): the map, the attack form and the log name structures, and two alike
+        # could not be told apart at the table.
+        name = self.cleaned_data["name"].strip()
+        if self.scenario.structures.exclude(pk=self.instance.pk).filter(name=name).exists():
+            raise forms.ValidationError(f"Another structure of this scenario is called {name}: give this one a "
+                                        "name of its own")
+        return name
+
     def clean(self):
         data = super().clean()
         self.check_state()

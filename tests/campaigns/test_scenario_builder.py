@@ -443,6 +443,26 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False)]
 
 
+def test_a_structure_is_not_renamed_to_another_structures_name(client, demo):
+    """Added structures get names of their own ("Barn 2"); renamed on its page, a second "Thatched barn"
+    was saved, and the battle's map, attack form and log named two structures alike."""
+    scenario = demo.village
+    cottage = scenario.structures.get(name="Timber cottage")
+    url = reverse("scenario_structure", args=[scenario.pk, cottage.pk])
+    data = form_data(signed_in(client, demo.designer).get(url), None)
+    response = client.post(url, {**data, "name": " Thatched barn "})
+    assert response.status_code == 400
+    assert text_of(response, "id_name_error") == ("Another structure of this scenario is called Thatched barn: give "
+                                                  "this one a name of its own")
+    cottage.refresh_from_db()
+    assert cottage.name == "Timber cottage"
+    # Its own name, or one another scenario uses, is saved.
+    assert client.post(url, {**data, "name": "Timber cottage"}).status_code == 302
+    assert demo.farm.structures.exists()
+    elsewhere = demo.farm.structures.first().name
+    assert client.post(url, {**form_data(client.get(url), None), "name": elsewhere}).status_code == 302
+
+
 def test_saving_a_structure_page_opened_before_another_tab_moved_it_does_not_put_it_back(client, demo):
     """Tab A opens the barn's page; tab B drags the barn on the map; tab A renames it and saves. Its form
     still holds the old place: saved, it would have moved the barn back without a word. Nothing is

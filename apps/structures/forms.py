@@ -41,6 +41,8 @@ class SheetForm(forms.Form):
     penetration_row = forms.CharField(required=False, widget=forms.HiddenInput)
     note = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
     version = forms.IntegerField(widget=forms.HiddenInput)
+    # Shown only for a sheet whose bunkers are in play (`sheet_edit`): saving changes them too.
+    in_play_too = forms.BooleanField(required=False, label="Change it in those campaigns and battles too")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -230,7 +232,9 @@ class SheetEditor:
         slots = []
         for form in self.all_forms():
             for bound_field in form:
-                if not bound_field.is_hidden or bound_field.name == "penetration_row":
+                # The in-play box is only on the page of a sheet in play, and only a save checks it.
+                if (not bound_field.is_hidden or bound_field.name == "penetration_row") and \
+                        bound_field.name != "in_play_too":
                     slots.append((f"err-{bound_field.auto_id}", list(bound_field.errors)))
         for fs in self.formsets():
             slots.append((f"err-{fs.prefix}", fs.slot_errors))

@@ -218,6 +218,39 @@ def test_a_rank_too_long_is_not_also_called_missing(client, world):
     assert errors_at(response, "err-id_leaders-0-rank") == "Ensure this value has at most 60 characters (it has 61)."
 
 
+def test_a_sheet_in_play_is_changed_there_only_when_the_designer_says_so(client, world):
+    """A campaign's bunkers hold the club's sheet itself, not a copy: a designer tuning the card for next
+    weekend's scenario changed the armour and weapons of a campaign being played, without a word. The
+    editor names where it is in play, and a save that changes the card there needs the box ticked."""
+    from apps.campaigns import services as campaign_services
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    scenario = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=scenario, name="Loghouse", kind="bunker", sheet=world.sheet, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="logs"), crew_side="B", crew_men=12)
+    campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=world.organiser, name="Winter line")
+    data = editor(client, world.designer, world.sheet)
+    assert "In play: the campaign Winter line holds this very card" in text_of(
+        client.get(reverse("sheet_edit", args=[world.sheet.pk])), "in-play")
+
+    response = save(client, world.sheet, {**data, "front-0-av": "150"})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_in_play_too").startswith(
+        "Soviet AT/HMG Loghouse is in play in the campaign Winter line: saving changes its bunkers there too.")
+    # The same card saved again (nothing changed) needs no box; ticked, the change is saved.
+    assert save(client, world.sheet, data).status_code == 302
+    data = editor(client, world.designer, world.sheet)
+    assert save(client, world.sheet, {**data, "front-0-av": "150", "in_play_too": "on"}).status_code == 302
+    world.sheet.refresh_from_db()
+    assert world.sheet.locations["front"][0]["av"] == 150
+    assert campaign.structures.get().sheet.locations["front"][0]["av"] == 150
+    # A sheet nobody plays with has no box.
+    Structure.objects.filter(sheet=world.sheet).exclude(scenario=scenario).delete()
+    page_ = body(client.get(reverse("sheet_edit", args=[world.sheet.pk])))
+    assert 'id="in-play"' not in page_ and 'name="in_play_too"' not in page_
+
+
 def test_several_problems_are_all_shown_at_once(client, world):
     data = editor(client, world.designer, world.sheet)
     data.update({"crew_total": "2", "front-0-av": "-1", "pen_5": "1"})

@@ -18,7 +18,7 @@ from apps.campaigns.models import Club, DamageVariant, Ruleset, Scenario, Weathe
 from apps.structures.formats import (ROOT, Checker, FormatErrors, _check_designer, check_document, clean_sheet,
                                      first_free, item, join, new_sheet, number, sheet_body, show, unique_slug)
 from apps.structures.models import (NO_CREW, BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
-                                    StructureKind, has_crews)
+                                    StructureKind, footprint_reach, has_crews)
 
 SCENARIO_FORMAT = "redoubt.scenario"
 SCENARIO_VERSION = 1
@@ -620,6 +620,7 @@ def clean_scenario(c, data):
         for j, other in enumerate((s or {}).get("connections") or []):
             if other == i:
                 c.error(item(join(item("structures", i), "connections"), j), "a structure cannot connect to itself")
+        on_the_table(c, item("structures", i), s, width, depth)
     doc["structures"] = structures
 
     ruleset = rules["ruleset"] if rules else None
@@ -643,6 +644,24 @@ def clean_scenario(c, data):
                     occupied[key] = f"armies[{i}].units[{j}]"
     doc["armies"] = armies
     return doc
+
+
+def on_the_table(c, path, structure, width, depth):
+    """As the builder places it: the whole footprint at its rotation on the table, not only its centre. A
+    scenario's structure hanging off the edge could be neither moved nor saved in the builder, and its
+    table's settings could not be saved at all. Not asked of a campaign's ground: that was played on
+    as it stands, and a club's backup must import."""
+    keys = ("x", "y", "width", "depth", "rotation")
+    if structure is None or width is None or depth is None or any(structure.get(k) is None for k in keys):
+        return
+    reach = footprint_reach(structure["width"], structure["depth"], structure["rotation"])
+    for key, limit, half in (("x", width, reach[0]), ("y", depth, reach[1])):
+        if not half <= structure[key] <= limit - half:
+            edge = "wide" if key == "x" else "deep"
+            where = (f"its centre goes from {number(half)} to {number(limit - half)}" if half * 2 <= limit
+                     else "it is larger than the table")
+            c.error(join(path, key), f"{number(structure[key])} puts its footprint off the table: on a table "
+                                     f"{number(limit)}″ {edge}, {where}")
 
 
 # ---------------------------------------------------------------------------------- import

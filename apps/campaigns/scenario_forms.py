@@ -3,7 +3,6 @@ connections, placing on the map, deployment zones, the two forces and starting a
 
 import hashlib
 import json
-import math
 from decimal import Decimal
 
 from django import forms
@@ -17,7 +16,8 @@ from apps.campaigns.formats import SMALL
 from apps.campaigns.models import Scenario
 from apps.structures import blueprints
 from apps.structures.formats import number
-from apps.structures.models import BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure
+from apps.structures.models import (BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
+                                     footprint_reach)
 
 SHEET_KINDS = {"bunker", "fort", "pillbox", "strongpoint", "weapon_turret", "weapon_emplacement"}
 HALF = Decimal("0.5")
@@ -176,6 +176,7 @@ class AddStructureForm(forms.Form):
         if not self.is_bound:
             self.fields["after"].initial = scenario.structures.order_by("-pk").values_list("pk", flat=True).first() or 0
         self.fields["sheet"].queryset = usable_sheets(scenario)
+        self.fields["sheet"].label_from_instance = sheet_label
         if scenario.ruleset == "lg":
             # Bunker sheets are Disposable Heroes' (a Bolt Action bunker may take its kind and shape from
             # one, but units hold it, not the sheet's crew): LaserGrenadiers builds its fortifications
@@ -203,6 +204,11 @@ def usable_sheets(scenario):
     """The library and the scenario's own club's sheets, never another club's."""
     return BunkerSheet.objects.filter(Q(club__isnull=True, is_blank=False) | Q(club=scenario.club_id)).order_by(
         "club_id", "name")
+
+
+def sheet_label(sheet):
+    # A clone keeps its library sheet's name until it is renamed: the two are offered side by side.
+    return f"{sheet.name} (library)" if sheet.club_id is None else sheet.name
 
 
 class MoveForm(forms.Form):
@@ -265,15 +271,6 @@ def spot(structure):
 def half_extents(structure):
     """Half the width and depth of the box a structure's footprint covers at its rotation, in inches."""
     return footprint_reach(structure.width, structure.depth, structure.rotation)
-
-
-def footprint_reach(width, depth, rotation):
-    """Half the width and depth of the box a width × depth footprint covers turned `rotation` degrees."""
-    turn = math.radians(float(rotation or 0))
-    w, d = float(width or 0), float(depth or 0)
-    across = (abs(w * math.cos(turn)) + abs(d * math.sin(turn))) / 2
-    down = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
-    return (Decimal(str(round(across, 2))), Decimal(str(round(down, 2))))
 
 
 def state_of(*parts):
@@ -399,6 +396,7 @@ class StructureForm(SeenState, forms.ModelForm):
         self.fields["wall_material"].queryset = Material.objects.filter(surface="wall")
         self.fields["roof_material"].queryset = Material.objects.filter(surface="roof")
         self.fields["sheet"].queryset = usable_sheets(scenario)
+        self.fields["sheet"].label_from_instance = sheet_label
         self.fields["connections"].queryset = scenario.structures.exclude(pk=self.instance.pk).order_by("name")
         self.fields["connections"].help_text = "Sections of one large building (Bolt Action: each at most 8″ × 8″)"
         limits = {"x": (0, scenario.table_width), "y": (0, scenario.table_depth), "width": (0.01, 9999),
@@ -422,6 +420,15 @@ class StructureForm(SeenState, forms.ModelForm):
             list(Floor.objects.filter(structure=s).order_by("level").values_list("level", "is_roof")),
             sorted(Opening.objects.filter(floor__structure=s).values_list("floor__level", "side", "kind", "count")))
 
+    def clean_name(self):
+        # As added (free_name): the map, the attack form and the log name structures, and two alike
+        # could not be told apart at the table.
+        name = self.cleaned_data["name"].strip()
+        if self.scenario.structures.exclude(pk=self.instance.pk).filter(name=name).exists():
+            raise forms.ValidationError(f"Another structure of this scenario is called {name}: give this one a "
+                                        "name of its own")
+        return name
+
     def clean(self):
         data = super().clean()
         self.check_state()
@@ -440,6 +447,7 @@ class StructureForm(SeenState, forms.ModelForm):
             self.add_error("sheet", f"Only fortifications ({', '.join(sorted(SHEET_KINDS))}) have a sheet")
         if data.get("crew_side") and not sheet:
             self.add_error("crew_side", "Only a structure with a sheet has a crew")
+        self.check_crew(data, sheet)
         if data.get("roof_material") is None and data.get("flat_roof"):
             self.add_error("flat_roof", "A flat roof needs a roof material")
         if self.instance.pk and data.get("floor_count") is not None:
@@ -450,6 +458,19 @@ class StructureForm(SeenState, forms.ModelForm):
                 self.add_error("floor_count", "; ".join(f"floor {lvl} holds {name}: move it first" for lvl, name in held))
         return data
 
+
+    def check_crew(self, data, sheet):
+        """Disposable Heroes (the only ruleset whose form asks): the crew is the sheet's, or fewer men (a
+        bunker manned below strength), and it holds the bunker for one side. A crew of neither side
+        could be attacked by both, could not leave it, and counted in neither side's tally."""
+        men = data.get("crew_men")
+        if "crew_men" not in self.fields or sheet is None or men is None or "crew_men" in self.errors:
+            return
+        if men > sheet.crew_total:
+            self.add_error("crew_men", f"The {sheet.name} sheet's crew is {sheet.crew_total} men: enter 0 to "
+                                       f"{sheet.crew_total}")
+        elif men and not data.get("crew_side") and "crew_side" not in self.errors:
+            self.add_error("crew_side", f"Choose the side whose {men} men hold it (or set its crew to 0 men)")
 
     def check_footprint(self, data):
         """The whole footprint must stand on the table, not only its centre (as when it is placed)."""
@@ -476,11 +497,20 @@ class OpeningForm(forms.Form):
     def __init__(self, *args, levels=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["level"].choices = [("", "—")] + [(lvl, label) for lvl, label in levels]
+        # The floors offered are those the form keeps: an opening left on a floor taken away, or on the
+        # flat roof taken off, is not on any of them ("Select a valid choice. 2 is not one of…").
+        self.fields["level"].error_messages["invalid_choice"] = (
+            "This floor is not in the building any more: remove the opening, or keep the floor")
 
     def clean(self):
         data = super().clean()
+        if data.get("DELETE"):
+            # A row being removed is not saved, so not checked: "Remove" on the window of a floor being
+            # taken away was refused as being on no floor, and the floor could not be taken away at all.
+            self._errors.clear()
+            return data
         filled = [data.get(k) not in (None, "") for k in ("level", "side", "kind")]
-        if any(filled) and not data.get("DELETE"):
+        if any(filled):
             for name, present in zip(("level", "side", "kind"), filled):
                 if not present and name not in self.errors:
                     self.add_error(name, "Choose one")

@@ -207,6 +207,8 @@ def builder_context(request, scenario, **overrides):
         s.oversized = (scenario.ruleset == "ba" and s.kind == "building"
                        and (s.width > BA_SECTION_MAX or s.depth > BA_SECTION_MAX))
         s.floor_count = len(s.floors.all())
+        # Added, switched to Disposable Heroes or imported with the sheet's crew, before anyone said whose.
+        s.crew_of_nobody = s.crewed and s.crew_men and not s.crew_side
     sides = {a.side for a in armies}
     zones = overrides.get("zone_formset") or ZoneFormSet(prefix="zones", scenario=scenario, initial=[
         {k: z.get(k) for k in ("side", "x", "y", "width", "depth")} for z in scenario.deployment_zones or []

@@ -35,6 +35,7 @@ LOCATION_KEYS = ("location", "d10_from", "d10_to", "av")
 AV_MAX = 9999
 PEN_MAX = 9999
 MAX_ROWS = 50
+MAX_FEATURES, FEATURE_LENGTH = MAX_ROWS, 80
 
 
 # The errors an import keeps and lists. A file can hold millions (a 50 MB campaign file of unknown
@@ -534,10 +535,10 @@ def _optional_text(path, value, c, max_length):
 
 
 def _features(path, value, c):
-    rows = c.array(path, value, MAX_ROWS)
+    rows = c.array(path, value, MAX_FEATURES)
     if rows is None:
         return None
-    return [c.text(item(path, i), v, 80, False) for i, v in enumerate(rows)]
+    return [c.text(item(path, i), v, FEATURE_LENGTH, False) for i, v in enumerate(rows)]
 
 
 def _penetration_row(path, value, c):

@@ -13,7 +13,7 @@ from django.forms import formset_factory
 
 from apps.rules.dh import validate_sheet
 from apps.rules.state import FACINGS
-from apps.structures.formats import SHEET_KEYS, rules_dict
+from apps.structures.formats import FEATURE_LENGTH, MAX_FEATURES, SHEET_KEYS, rules_dict
 from apps.structures.models import SheetKind
 
 PEN_COLUMNS = ("<2", "2", "3", "4", "5", "6", "7", "8", "9", "10+")
@@ -34,12 +34,15 @@ class SheetForm(forms.Form):
     crew_total = forms.IntegerField(label="Total crew (men)", min_value=0, max_value=999, widget=number_input())
     top_av = forms.IntegerField(label="Top AV", required=False, max_value=9999, widget=number_input(signed=True))
     features = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
-                               help_text="One per line, e.g. Basic Sights")
+                               help_text=f"One per line, e.g. Basic Sights (at most {MAX_FEATURES} lines of "
+                                         f"{FEATURE_LENGTH} characters)")
     penetration_weapon = forms.CharField(max_length=40, required=False, label="Main gun")
     # Holds the errors about the row as a whole (ten values, never decreasing); never typed in.
     penetration_row = forms.CharField(required=False, widget=forms.HiddenInput)
     note = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
     version = forms.IntegerField(widget=forms.HiddenInput)
+    # Shown only for a sheet whose bunkers are in play (`sheet_edit`): saving changes them too.
+    in_play_too = forms.BooleanField(required=False, label="Change it in those campaigns and battles too")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -47,6 +50,16 @@ class SheetForm(forms.Form):
             self.fields[f"pen_{i}"] = forms.IntegerField(
                 label=f"d10 {column}", required=False, widget=number_input(), max_value=9999
             )
+
+    def clean_features(self):
+        # The limits the sheet import checks: a sheet saved here must import back from its own export.
+        lines = [line.strip() for line in (self.cleaned_data.get("features") or "").splitlines() if line.strip()]
+        long = [f"line {i} has {len(line)}" for i, line in enumerate(lines, 1) if len(line) > FEATURE_LENGTH]
+        if long:
+            raise forms.ValidationError(f"At most {FEATURE_LENGTH} characters a feature ({'; '.join(long)})")
+        if len(lines) > MAX_FEATURES:
+            raise forms.ValidationError(f"At most {MAX_FEATURES} features (there are {len(lines)})")
+        return self.cleaned_data.get("features")
 
     def pen_fields(self):
         return [self[f"pen_{i}"] for i in range(len(PEN_COLUMNS))]
@@ -84,7 +97,7 @@ class LeaderForm(forms.Form):
         rank, count = (data.get("rank") or "").strip(), data.get("count")
         if rank and count is None and "count" not in self.errors:
             self.add_error("count", "How many?")
-        if count and not rank:
+        if count and not rank and "rank" not in self.errors:  # a rank too long is named, only not kept
             self.add_error("rank", "Name the rank (NCO, Jr NCO…)")
         return data
 
@@ -125,11 +138,28 @@ class WeaponForm(forms.Form):
         return data
 
 
-def formset(form, extra):
-    return formset_factory(form, extra=extra, can_delete=False, max_num=50, absolute_max=60, validate_max=True)
+class BaseLocationFormSet(forms.BaseFormSet):
+    def clean(self):
+        """One row per location on a facing: the card prints a facing's locations by name, so a second
+        "Walls" would vanish from it (its d10 results with it), and the sheet import refuses it."""
+        seen = {}
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", {}) or {}
+            name = (data.get("location") or "").strip()
+            if data.get("DELETE") or not name or "location" in form.errors:
+                continue
+            if name.lower() in seen:
+                form.add_error("location", f"{seen[name.lower()]} is already a location on this facing: give it one "
+                                           "row (one d10 range), or name this one differently")
+            seen.setdefault(name.lower(), name)
 
 
-LocationFormSet = formset(LocationForm, 1)
+def formset(form, extra, base=forms.BaseFormSet):
+    return formset_factory(form, formset=base, extra=extra, can_delete=False, max_num=50, absolute_max=60,
+                           validate_max=True)
+
+
+LocationFormSet = formset(LocationForm, 1, BaseLocationFormSet)
 LeaderFormSet = formset(LeaderForm, 1)
 WeaponFormSet = formset(WeaponForm, 1)
 
@@ -202,7 +232,9 @@ class SheetEditor:
         slots = []
         for form in self.all_forms():
             for bound_field in form:
-                if not bound_field.is_hidden or bound_field.name == "penetration_row":
+                # The in-play box is only on the page of a sheet in play, and only a save checks it.
+                if (not bound_field.is_hidden or bound_field.name == "penetration_row") and \
+                        bound_field.name != "in_play_too":
                     slots.append((f"err-{bound_field.auto_id}", list(bound_field.errors)))
         for fs in self.formsets():
             slots.append((f"err-{fs.prefix}", fs.slot_errors))
@@ -221,6 +253,7 @@ class SheetEditor:
         forms_ok &= all([fs.is_valid() for fs in self.formsets()])  # every formset, so all errors show
         m = self.main.cleaned_data
         self.body, self.rows = self._body(m)
+        self._check_name()
         problems = validate_sheet(rules_dict(self.body), blank_ok=True)
         pen = [m.get(f"pen_{i}") for i in range(10)]
         if any(v is not None for v in pen) and any(v is None for v in pen):
@@ -234,6 +267,16 @@ class SheetEditor:
         self.valid = forms_ok and not problems and not any(form.errors for form in self.all_forms()) and not any(
             fs.slot_errors for fs in self.formsets())
         return self.valid
+
+    def _check_name(self):
+        """A club's sheets have names of their own (clones and imports are given one): the builder offers
+        them by name, and two alike could not be told apart there."""
+        from apps.structures.models import BunkerSheet
+
+        name, club = self.body["name"], self.sheet.club_id
+        if name and club and "name" not in self.main.errors and BunkerSheet.objects.filter(
+                club=club, name=name).exclude(pk=self.sheet.pk).exists():
+            self.main.add_error("name", f"Your club already has a sheet called {name}: give this one a name of its own")
 
     def _rows(self, fs, build):
         rows, index = [], []

@@ -1,3 +1,6 @@
+import math
+from decimal import Decimal
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils.functional import cached_property
@@ -123,6 +126,15 @@ def mark_crews(structures, ruleset):
     for s in structures:
         s.crewed = has_crews(ruleset) and s.sheet_id is not None
     return structures
+
+
+def footprint_reach(width, depth, rotation):
+    """Half the width and depth of the box a width × depth footprint covers turned `rotation` degrees."""
+    turn = math.radians(float(rotation or 0))
+    w, d = float(width or 0), float(depth or 0)
+    across = (abs(w * math.cos(turn)) + abs(d * math.sin(turn))) / 2
+    down = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
+    return (Decimal(str(round(across, 2))), Decimal(str(round(down, 2))))
 
 
 class StructureQuerySet(models.QuerySet):

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F, Prefetch
+from django.db.models import F, Prefetch, Q
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -30,10 +30,11 @@ from apps.structures.formats import (
     parse_document,
     rules_dict,
     sheet_body,
+    unique_sheet_name,
     unique_slug,
 )
 from apps.structures.forms import SheetEditor
-from apps.structures.models import BunkerSheet, Floor, Side
+from apps.structures.models import BunkerSheet, Floor, Side, Structure
 from config.responses import refused
 
 FACINGS = (("front", "Front"), ("side", "Side"), ("rear", "Rear"))
@@ -336,8 +337,32 @@ ROW_PREFIXES = {"leaders", "front", "side", "rear", "weapons"}
 
 def render_editor(request, sheet, editor, status=200, **extra):
     context = {"sheet": sheet, "editor": editor, **preview_context(editor, request.POST if editor.bound else None),
-               **extra}
+               "in_play": in_play(sheet), **extra}
     return render(request, "structures/sheet_edit.html", context, status=status)
+
+
+def in_play(sheet):
+    """Names of the campaigns and battles whose bunkers are this card. They hold the sheet itself, not a
+    copy: saving it changes their armour, weapons and penetration there too, mid-campaign."""
+    used = Structure.objects.filter(sheet=sheet).filter(Q(campaign__isnull=False) | Q(battle__isnull=False))
+    campaigns = sorted(set(used.filter(campaign__isnull=False).values_list("campaign__name", flat=True)) |
+                       set(used.filter(battle__campaign__isnull=False).values_list("battle__campaign__name", flat=True)))
+    battles = sorted(set(used.filter(battle__campaign__isnull=True, battle__isnull=False)
+                         .values_list("battle__name", flat=True)))
+    return [f"the campaign {name}" for name in campaigns] + [f"the battle {name}" for name in battles]
+
+
+def changes_play(request, sheet, editor):
+    """A save that would change a card in play without the designer having said so: refused, told next to
+    the box that says so (a clone changes only what it is placed in)."""
+    used = in_play(sheet)
+    if not used or editor.main.cleaned_data.get("in_play_too") or not differences(editor.body, sheet_body(sheet)):
+        return False
+    editor.main.add_error("in_play_too", f"{sheet.name} is in play in {', '.join(used)}: saving changes its "
+                                         "bunkers there too. Tick this to do so, or clone the sheet and change the "
+                                         "clone for new scenarios.")
+    editor.valid = False
+    return True
 
 
 # ---------------------------------------------------------------------------------- editor views
@@ -355,7 +380,7 @@ def sheet_edit(request, pk):
     editor.check()
     if add:
         return render_editor(request, sheet, editor)
-    if not editor.valid:
+    if not editor.valid or changes_play(request, sheet, editor):
         return render_editor(request, sheet, editor, status=400)
     seen = editor.main.cleaned_data["version"]
     with transaction.atomic():
@@ -417,10 +442,11 @@ def clone_into(source_fields, club):
     fields = {k: v for k, v in source_fields.items() if k in SHEET_KEYS}
     base = clone_slug(fields)
     fields.pop("slug", None)
-    fields["name"] = fields.get("name") or "New bunker"
     fields["is_blank"] = False
     with transaction.atomic():
         Club.lock(club.pk)
+        # A name of its own, as an import gets: the builder lists the club's sheets by name.
+        fields["name"] = unique_sheet_name(club, fields.get("name") or "New bunker")
         return BunkerSheet.objects.create(club=club, slug=unique_slug(club, base), **fields)
 
 

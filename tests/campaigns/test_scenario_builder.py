@@ -187,6 +187,22 @@ def test_a_bunker_needs_its_sheet_and_takes_its_crew(client, demo, hill):
     assert response.status_code == 400 and not hill.structures.filter(sheet=theirs).exists()
 
 
+def test_the_sheet_lists_tell_a_clone_from_its_library_sheet(client, demo, hill):
+    """A clone keeps its library sheet's name until it is renamed: both were offered as "German AT
+    Bunker", on the Add-structure card and the structure page alike."""
+    library = BunkerSheet.objects.get(club=None, slug="german-at-bunker")
+    assert client.post(reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk}).status_code == 302
+    clone = BunkerSheet.objects.get(club=demo.club, slug="german-at-bunker")
+    select = page(client.get(reverse("scenario", args=[hill.pk]))).find("add_sheet")
+    offered = {option.attrs["value"]: option.text() for option in select.find_all("option")}
+    assert (offered[str(library.pk)], offered[str(clone.pk)]) == ("German AT Bunker (library)", "German AT Bunker")
+    assert add(client, hill, "bunker", sheet=clone.pk).status_code == 302
+    bunker = hill.structures.get(sheet=clone)
+    structure_page = body(client.get(reverse("scenario_structure", args=[hill.pk, bunker.pk])))
+    assert f'<option value="{clone.pk}" selected>German AT Bunker</option>' in structure_page
+    assert f'<option value="{library.pk}">German AT Bunker (library)</option>' in structure_page
+
+
 def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
     """Units hold a Bolt Action bunker (seed 001 'Bunkers'): its sheet gives its kind and shape, and
     the builder neither gives it the sheet's crew nor asks for one. Disposable Heroes does both."""
@@ -211,6 +227,37 @@ def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
     assert (bunker.crew_side, bunker.crew_men) == ("A", 20)
     assert "crewed by side A (20 men)" in text_of(client.get(reverse("scenario", args=[hill.pk])),
                                                  f"structure-{bunker.pk}")
+
+
+def test_a_disposable_heroes_crew_holds_its_bunker_for_one_side_and_is_at_most_the_sheets(client, demo, hill):
+    """A bunker added with its sheet's crew held it for neither side: in the battle both sides could
+    attack it, nobody could lead its crew out, and no tally counted it. The builder says so, and the
+    structure page refuses a crew without a side, or more men than the sheet's."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get(sheet=sheet)
+    assert (bunker.crew_side, bunker.crew_men) == ("", 24)
+    row = f"structure-{bunker.pk}"
+    assert "Its crew of 24 men holds it for neither side yet" in text_of(client.get(reverse("scenario", args=[hill.pk])), row)
+
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    data = form_data(client.get(url), None)
+    response = client.post(url, {**data, "name": "Blockhouse Nord"})
+    assert response.status_code == 400
+    assert text_of(response, "id_crew_side_error") == "Choose the side whose 24 men hold it (or set its crew to 0 men)"
+    response = client.post(url, {**data, "crew_side": "B", "crew_men": "30"})
+    assert response.status_code == 400
+    assert text_of(response, "id_crew_men_error") == "The German Concrete Blockhouse sheet's crew is 24 men: enter 0 to 24"
+    bunker.refresh_from_db()
+    assert (bunker.name, bunker.crew_side, bunker.crew_men) == ("German Concrete Blockhouse", "", 24)
+
+    assert client.post(url, {**data, "crew_side": "B", "crew_men": "18"}).status_code == 302
+    bunker.refresh_from_db()
+    assert (bunker.crew_side, bunker.crew_men) == ("B", 18)
+    text = text_of(client.get(reverse("scenario", args=[hill.pk])), row)
+    assert "crewed by side B (18 men)" in text and "neither side" not in text
+    # An empty bunker needs no side.
+    assert client.post(url, {**form_data(client.get(url), None), "crew_side": "", "crew_men": "0"}).status_code == 302
 
 
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
@@ -382,6 +429,38 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     response = client.post(url, data)
     assert response.status_code == 400 and "already lists that kind of opening" in body(response)
     assert Opening.objects.filter(floor__structure=house).count() == before
+
+    # One floor fewer, its window row still listed: the row says why, in words.
+    data = form_data(client.get(url), None)
+    level_1 = next(k[:-len("-level")] for k, v in data.items() if k.endswith("-level") and v == "1")
+    response = client.post(url, {**data, "floor_count": "1", "flat_roof": ""})
+    assert response.status_code == 400
+    assert text_of(response, f"id_{level_1}-level_error") == ("This floor is not in the building any more: remove "
+                                                               "the opening, or keep the floor")
+    assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False), (1, False), (2, True)]
+    response = client.post(url, {**data, "floor_count": "1", "flat_roof": "", f"{level_1}-DELETE": "on"})
+    assert response.status_code == 302
+    assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False)]
+
+
+def test_a_structure_is_not_renamed_to_another_structures_name(client, demo):
+    """Added structures get names of their own ("Barn 2"); renamed on its page, a second "Thatched barn"
+    was saved, and the battle's map, attack form and log named two structures alike."""
+    scenario = demo.village
+    cottage = scenario.structures.get(name="Timber cottage")
+    url = reverse("scenario_structure", args=[scenario.pk, cottage.pk])
+    data = form_data(signed_in(client, demo.designer).get(url), None)
+    response = client.post(url, {**data, "name": " Thatched barn "})
+    assert response.status_code == 400
+    assert text_of(response, "id_name_error") == ("Another structure of this scenario is called Thatched barn: give "
+                                                  "this one a name of its own")
+    cottage.refresh_from_db()
+    assert cottage.name == "Timber cottage"
+    # Its own name, or one another scenario uses, is saved.
+    assert client.post(url, {**data, "name": "Timber cottage"}).status_code == 302
+    assert demo.farm.structures.exists()
+    elsewhere = demo.farm.structures.first().name
+    assert client.post(url, {**form_data(client.get(url), None), "name": elsewhere}).status_code == 302
 
 
 def test_saving_a_structure_page_opened_before_another_tab_moved_it_does_not_put_it_back(client, demo):

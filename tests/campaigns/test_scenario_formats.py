@@ -177,12 +177,44 @@ def test_every_error_is_listed_with_its_path_and_nothing_is_saved(demo):
     (lambda d: d["rules"].update(options={"a": "\x00"}), "rules.options.a", "NUL"),
     (lambda d: d.update(name=" "), "name", "must not be empty"),
     (lambda d: d.update(armies={}), "armies", "must be an array"),
+    # The builder's rule: the whole footprint on the table, at its rotation, not only its centre.
+    (lambda d: d["structures"][0].update(x=70), "structures[0].x",
+     "70 puts its footprint off the table: on a table 72″ wide, its centre goes from 3 to 69"),
+    (lambda d: d["structures"][0].update(y=47, rotation=90), "structures[0].y",
+     "47 puts its footprint off the table: on a table 48″ deep, its centre goes from 3 to 45"),
+    (lambda d: d["structures"][12].update(x=5.5), "structures[12].x", "its centre goes from 6.04 to 65.96"),
+    (lambda d: d["structures"][0].update(width=80), "structures[0].x", "it is larger than the table"),
 ])
 def test_each_check_names_its_field(demo, change, path, words):
     data = village(demo)
     change(data)
     errors = errors_of(data, demo)
     assert any(p == path and words in m for p, m in errors), errors
+
+
+def test_a_structure_hanging_off_the_table_is_refused_on_the_import_page(client, demo):
+    """A file whose structure's footprint hangs over the table's edge was imported, and its scenario
+    then refused every change of its settings ("would be off the table: move them first")."""
+    data = village(demo)
+    data["structures"][6]["x"] = 3  # the thatched barn, 8″ × 5″ turned 20°: its centre needs 4.61″
+    signed_in(client, demo.olga)
+    before = counts()
+    response = client.post(reverse("scenario_import"), {"club": demo.olga_club.pk, "text": json.dumps(data)})
+    assert response.status_code == 400 and counts() == before
+    items = page(response).find("import-errors").find_all("li")
+    assert [li.find_all("code")[0].text() for li in items] == ["structures[6].x"]
+    assert "on a table 72″ wide, its centre goes from 4.61 to 67.39" in items[0].text()
+
+    data["structures"][6]["x"] = 4.61  # just on the table: imported, and its settings save as usual
+    response = client.post(reverse("scenario_import"), {"club": demo.olga_club.pk, "text": json.dumps(data)})
+    assert response.status_code == 302
+    imported = Scenario.objects.get(club=demo.olga_club, name="Village crossroads")
+    response = client.post(reverse("scenario_settings", args=[imported.pk]), {
+        "name": imported.name, "description": "Next weekend", "table_width": "72", "table_depth": "48",
+        "ruleset": imported.ruleset, "fires": "on", "weather": imported.weather, "version": imported.version})
+    assert response.status_code == 302
+    imported.refresh_from_db()
+    assert imported.description == "Next weekend"
 
 
 def test_a_bolt_action_structure_given_a_crew_is_imported_without_it_and_says_where(demo):

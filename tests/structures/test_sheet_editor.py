@@ -178,6 +178,10 @@ def test_add_a_row_without_javascript(client, world):
     ({"front-0-location": ""}, "err-id_front-0-location", "Name the location"),
     ({"leaders-0-count": ""}, "err-id_leaders-0-count", "How many?"),
     ({"weapons-0-name": ""}, "err-id_weapons-0-name", "Name the weapon"),
+    # what the sheet import refuses: a sheet saved here must import back from its own export
+    ({"front-1-location": " walls"}, "err-id_front-1-location", "Walls is already a location on this facing"),
+    ({"features": "Basic Sights\n" + "A" * 81}, "err-id_features", "At most 80 characters a feature (line 2 has 81)"),
+    ({"features": "\n".join(f"Feature {i}" for i in range(51))}, "err-id_features", "At most 50 features (there are 51)"),
 ])
 def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, world, changes, slot, words):
     data = editor(client, world.designer, world.sheet)
@@ -190,6 +194,61 @@ def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, 
     # the designer's values are still in the form
     after = form_data(response, "sheet-form")
     assert all(after.get(k, "") == v for k, v in changes.items())
+
+
+def test_a_saved_sheet_imports_back_from_its_own_export(client, world):
+    """The longest features and a location named once per facing are saved, exported and imported
+    again as they are (the import's limits are the editor's)."""
+    data = editor(client, world.designer, world.sheet)
+    data.update({"features": "\n".join(["B" * 80] * 50), "rear-1-location": "Vision"})
+    assert save(client, world.sheet, data).status_code == 302
+    world.sheet.refresh_from_db()
+    assert world.sheet.features == ["B" * 80] * 50
+    exported = client.get(reverse("sheet_export", args=[world.sheet.pk])).content.decode()
+    response = client.post(reverse("sheet_import"), {"club": world.club.pk, "text": exported})
+    assert response.status_code == 302
+    copy = BunkerSheet.objects.filter(club=world.club).latest("pk")
+    assert {**sheet_body(copy), "slug": "", "name": ""} == {**sheet_body(world.sheet), "slug": "", "name": ""}
+
+
+def test_a_rank_too_long_is_not_also_called_missing(client, world):
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "leaders-0-rank": "N" * 61})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_leaders-0-rank") == "Ensure this value has at most 60 characters (it has 61)."
+
+
+def test_a_sheet_in_play_is_changed_there_only_when_the_designer_says_so(client, world):
+    """A campaign's bunkers hold the club's sheet itself, not a copy: a designer tuning the card for next
+    weekend's scenario changed the armour and weapons of a campaign being played, without a word. The
+    editor names where it is in play, and a save that changes the card there needs the box ticked."""
+    from apps.campaigns import services as campaign_services
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    scenario = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=scenario, name="Loghouse", kind="bunker", sheet=world.sheet, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="logs"), crew_side="B", crew_men=12)
+    campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=world.organiser, name="Winter line")
+    data = editor(client, world.designer, world.sheet)
+    assert "In play: the campaign Winter line holds this very card" in text_of(
+        client.get(reverse("sheet_edit", args=[world.sheet.pk])), "in-play")
+
+    response = save(client, world.sheet, {**data, "front-0-av": "150"})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_in_play_too").startswith(
+        "Soviet AT/HMG Loghouse is in play in the campaign Winter line: saving changes its bunkers there too.")
+    # The same card saved again (nothing changed) needs no box; ticked, the change is saved.
+    assert save(client, world.sheet, data).status_code == 302
+    data = editor(client, world.designer, world.sheet)
+    assert save(client, world.sheet, {**data, "front-0-av": "150", "in_play_too": "on"}).status_code == 302
+    world.sheet.refresh_from_db()
+    assert world.sheet.locations["front"][0]["av"] == 150
+    assert campaign.structures.get().sheet.locations["front"][0]["av"] == 150
+    # A sheet nobody plays with has no box.
+    Structure.objects.filter(sheet=world.sheet).exclude(scenario=scenario).delete()
+    page_ = body(client.get(reverse("sheet_edit", args=[world.sheet.pk])))
+    assert 'id="in-play"' not in page_ and 'name="in_play_too"' not in page_
 
 
 def test_several_problems_are_all_shown_at_once(client, world):
@@ -309,8 +368,26 @@ def test_clone_a_library_sheet_into_my_club(client, world):
     assert {k: v for k, v in sheet_body(clone).items()} == sheet_body(library)
     again = signed_in(client, world.designer).post(reverse("sheet_clone", args=[library.pk]), {"club": world.club.pk})
     assert again.status_code == 302
-    assert BunkerSheet.objects.filter(club=world.club, slug="german-concrete-blockhouse-2").exists()
+    second = BunkerSheet.objects.get(club=world.club, slug="german-concrete-blockhouse-2")
     assert BunkerSheet.objects.filter(club=None).count() == 9
+    # Each clone is named apart from the club's other sheets, as an import is: the builder offers them by name.
+    assert (clone.name, second.name) == ("German Concrete Blockhouse", "German Concrete Blockhouse (2)")
+
+
+def test_a_sheet_is_not_renamed_to_another_of_the_clubs_sheets(client, world):
+    """Two of a club's sheets of one name were offered alike in the builder's sheet list."""
+    other = BunkerSheet.objects.create(club=world.club, slug="pit", name="Rifle pit Nord")
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "name": "Rifle pit Nord"})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_name") == (
+        "Your club already has a sheet called Rifle pit Nord: give this one a name of its own")
+    # Another club's sheet, or the library's, may have it.
+    other.club = world.other
+    other.save()
+    assert save(client, world.sheet, {**data, "name": "Rifle pit Nord"}).status_code == 302
+    data = editor(client, world.designer, world.sheet)
+    assert save(client, world.sheet, {**data, "name": "German AT Bunker"}).status_code == 302
 
 
 def sheet_form(client, url):
@@ -329,7 +406,7 @@ def test_the_clone_form_sent_twice_makes_one_clone(client, world):
     first, again = client.post(clone, data), client.post(clone, data)
     made = BunkerSheet.objects.get(club=world.club, slug=f"{world.library.slug}-2")  # world.sheet holds the slug
     assert first["Location"] == again["Location"] == reverse("sheet_edit", args=[made.pk])
-    assert "Soviet AT/HMG Loghouse is already made (the form was sent twice): here it is." in body(
+    assert "Soviet AT/HMG Loghouse (2) is already made (the form was sent twice): here it is." in body(
         client.get(again["Location"]))
     assert client.post(clone, sheet_form(client, url)).status_code == 302
     assert BunkerSheet.objects.filter(club=world.club, slug__startswith=world.library.slug).count() == 3

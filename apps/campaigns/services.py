@@ -303,10 +303,12 @@ def _write_back(battle, campaign):
         changed.append(original)
     _move_units(changed)
 
-    # Units born in the battle (a crew that left its fortification) join the campaign's rosters.
+    # Units born in the battle (a crew that left its fortification) join the campaign's rosters, those
+    # wiped out as well: the men who walked out count on the roster, not as the bunker's crew, so a
+    # section left behind would take its dead out of the tally altogether.
     armies = {a.side: a for a in Army.objects.filter(campaign=campaign)}
     created, arms = [], []
-    born = [u for u in units if u.origin_id is None and not u.destroyed and u.army.side in armies]
+    born = [u for u in units if u.origin_id is None and u.army.side in armies]
     carried = {}
     for uw in UnitWeapon.objects.filter(unit__in=born).order_by("pk"):
         carried.setdefault(uw.unit_id, []).append(uw)
@@ -316,7 +318,8 @@ def _write_back(battle, campaign):
         floor, x, y = _place(unit, floors, grounds)
         row = Unit.objects.create(
             army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
-            models_start=unit.models_start, models_left=unit.models_left, floor=floor, x=x, y=y,
+            models_start=unit.models_start, models_left=unit.models_left, destroyed=unit.destroyed,
+            floor=floor, x=x, y=y,
         )
         created.append(row.pk)
         # With the weapons it carried (a crew's rifles and grenades): its next session offers them.

@@ -160,3 +160,36 @@ def test_a_bunker_manned_below_its_sheet_counts_only_the_men_who_fall(client, wi
     finish(client, olga, two)
     tally, _ = tally_of(client, olga, campaign)
     assert tally["Side A"] == ["2", "2 of 15 2 of them bunker crew", "0 of 2"]
+
+
+def test_a_crew_section_wiped_out_counts_its_dead_on_the_roster(client, winter):
+    """The pit's nine walk out and the German fire kills all nine in session 1. They left the crew, so
+    the bunker does not count them: the section must stay on the roster, destroyed, or the nine dead
+    vanish from the tally (it read '0 of 10' lost). Reopening the session takes the section off again."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="9", guts_passed="no")
+    finish(client, olga, one)
+
+    row = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    assert (row.models_start, row.models_left, row.destroyed, row.floor_id) == (9, 0, True, None)
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["1", "9 of 19", "1 of 2"]
+    assert [f"{PIT} crew 1 Infantry · destroyed", "0/9", "9"] in table_rows(page, "roster-A")
+
+    response = signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"})
+    assert response.status_code == 303
+    assert not Unit.objects.filter(army__campaign=campaign, name=f"{PIT} crew 1").exists()
+    tally, _ = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["0", "0 of 19", "0 of 1"]
+
+    # Finished again and carried into session 2, it is there as the dead it is: nothing to act with.
+    finish(client, olga, one)
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    copy = Unit.objects.get(army__battle=campaign.battles.get(session_number=2), name=f"{PIT} crew 1")
+    assert (copy.models_left, copy.destroyed) == (0, True)

@@ -415,6 +415,8 @@ def resolve_dh_crew_casualties(state, inp, dice):
                                           f"{inp['hits']} (one wound roll each)")
     if not n:
         return [], f"No casualties in {s.label}: no Guts check"
+    if n == crew.men:
+        return [Effect("crew_casualties", s.id, n)], f"{n} of {s.label}'s crew killed: no crew left, no Guts check"
     more, text = guts(s, crew, crew.men - n, inp["guts_passed"], flame=False)
     return [Effect("crew_casualties", s.id, n)] + more, f"{n} of {s.label}'s crew killed; {text}"
 

@@ -193,3 +193,42 @@ def test_a_crew_section_wiped_out_counts_its_dead_on_the_roster(client, winter):
                                      {"weather": "mist"}).status_code == 303
     copy = Unit.objects.get(army__battle=campaign.battles.get(session_number=2), name=f"{PIT} crew 1")
     assert (copy.models_left, copy.destroyed) == (0, True)
+
+
+def test_a_crew_killed_to_the_last_man_is_not_shown_pinned_next_session(client, winter):
+    """Four of the pit's nine fall and the crew fails its Guts check (1 pin); the other five fall later.
+    The empty pit showed "No crew left" beside a pin on the battle card, the campaign's ground and the
+    next session's card."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="4", guts_passed="no")
+    entry = act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="5",
+                guts_passed="no")
+    assert entry.summary == f"5 of {PIT}'s crew killed: no crew left, no Guts check"
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_pins, pit.crew_routed) == (0, 0, False)
+    card = text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "structures")
+    assert "No crew left" in card and "Pins none" in card and "pinned" not in card
+    finish(client, olga, one)
+
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    assert (ground.crew_men, ground.crew_pins) == (0, 0)
+    tally, page = tally_of(client, olga, campaign)
+    assert "Crew 0/9 (side A) · 0 penetrating hits" in text_of(page, "ground")
+    assert tally["Side A"] == ["1", "9 of 19 9 of them bunker crew", "0 of 1"]
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    two = campaign.battles.get(session_number=2)
+    assert Structure.objects.get(battle=two, name=PIT).crew_pins == 0
+
+    # Undone, the last five stand again with the crew's pin: the undo puts back what the crew had.
+    response = signed(client, olga).post(reverse("campaign_session_discard", args=[campaign.pk]),
+                                         {"session": "2", "battle": str(two.pk)})
+    assert response.status_code == 303
+    assert signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]),
+                                     {"confirm": "on"}).status_code == 303
+    assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_pins, pit.crew_routed) == (5, 1, False)

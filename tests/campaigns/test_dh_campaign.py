@@ -232,3 +232,27 @@ def test_a_crew_killed_to_the_last_man_is_not_shown_pinned_next_session(client, 
     assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
     pit.refresh_from_db()
     assert (pit.crew_men, pit.crew_pins, pit.crew_routed) == (5, 1, False)
+
+
+def test_a_crew_a_flamethrower_routed_walks_out_routed(client, winter):
+    """The pit's crew fails its Guts check against the Pioneers' flamethrower: routed, with no pin
+    (DH-16). Olga has it leave, as a rout obliges: its section came out unpinned, as if nothing had
+    happened, and fought on in good order. It now goes out with the three pins that are a unit's rout;
+    undone, the crew is back in the pit, routed."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_guts", structure=f"s{pit.pk}", guts_passed="no", flamethrower="yes")
+    pit.refresh_from_db()
+    assert (pit.crew_pins, pit.crew_routed) == (0, True)
+    entry = act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    assert entry.summary.endswith("; routed, they rout on (3 pins)")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    assert (section.models_left, section.pins) == (9, 3)
+    assert "Pinned (3)" in text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "armies")
+
+    assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_pins, pit.crew_routed, pit.crew_left) == (9, 0, True, 0)
+    assert not Unit.objects.filter(army__battle=one, name=f"{PIT} crew 1").exists()

@@ -437,3 +437,20 @@ def test_a_crew_killed_to_the_last_man_keeps_no_pins_nor_rout():
                   ScriptedDice([]))
     crew = apply(state, out).structures["fort"].crew
     assert (crew.men, crew.pins) == (1, 3) and crew.routed
+
+
+def test_a_crew_routed_by_a_flamethrower_leaves_routed():
+    """A failed Guts check against a flamethrower routs the crew with no pin (DH-16); leaving, its sections
+    came out with no pins, that is neither pinned nor routed: the rout was lost on the way out. A unit's
+    rout is its third pin, so they take three."""
+    f = fort("german-concrete-blockhouse")
+    state = dh(f.replace(crew=f.crew.replace(men=15, pins=0, routed=True)), section_size=10)
+    out = resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([]))
+    assert out.summary.endswith("; routed, they rout on (3 pins)")
+    after = apply(state, out)
+    assert [(u.models, u.pins) for u in after.units.values()] == [(8, 3), (7, 3)]
+    assert (after.structures["fort"].crew.pins, after.structures["fort"].crew.routed) == (0, False)
+    # A crew pinned once but not routed goes out pinned once, its summary saying nothing of a rout.
+    pinned = dh(f.replace(crew=f.crew.replace(pins=1)), section_size=12)
+    out = resolve("dh_leave", pinned, {"structure": "fort"}, ScriptedDice([]))
+    assert "rout" not in out.summary and [u.pins for u in apply(pinned, out).units.values()] == [1, 1]

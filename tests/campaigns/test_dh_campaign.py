@@ -250,7 +250,7 @@ def test_a_crew_a_flamethrower_routed_walks_out_routed(client, winter):
     assert entry.summary.endswith("; routed, they rout on (3 pins)")
     section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
     assert (section.models_left, section.pins) == (9, 3)
-    assert "Pinned (3)" in text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "armies")
+    assert "Routed (3 pins)" in text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "armies")
 
     assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
     pit.refresh_from_db()

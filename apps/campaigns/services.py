@@ -5,6 +5,9 @@ The campaign's own rows are its memory; a battle works on copies (`origin` point
 session can be reopened and the campaign restored to exactly what it was before that battle ended.
 """
 
+import json
+
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
@@ -109,7 +112,11 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
             structures.update(fire_size=None, fire_started_turn=None)
         Unit.objects.filter(army__battle=battle).update(pins=0, down=False, acted=False, incapacitated=False,
                                                         morale_check_pending=False)
-        append_entry(battle, action="session_start", actor=user,
+        # What the session starts from, for finishing it: where several sessions are open at once, it
+        # writes back only what it changed (`_write_back`). In the log, not on the battle row, which
+        # every action reads.
+        at_setup = json.loads(json.dumps(_campaign_state(campaign), cls=DjangoJSONEncoder))
+        append_entry(battle, action="session_start", actor=user, outcome={SETUP_KEY: at_setup},
                      summary=f"Session {number} of {campaign.name} set up from the campaign's ground and rosters")
         return battle
 
@@ -279,44 +286,91 @@ def finish_battle(*, battle_id, user, winner="", result=""):
         return battle
 
 
+SETUP_KEY = "campaign_at_setup"
+
+
+def _at_setup(battle):
+    """The campaign's rows as the session was set up from them (`_campaign_state`), or None where that is
+    not known: a battle set up before this was recorded, or brought by an import (its log names the old
+    host's rows)."""
+    entry = battle.log_entries.filter(action="session_start").order_by("seq").values("seq", "outcome").first()
+    if entry is None or entry["seq"] <= battle.imported_seq:
+        return None
+    return (entry["outcome"] or {}).get(SETUP_KEY)
+
+
+def _same(model, field, value, recorded):
+    """Whether a row's `value` is what the setting up recorded (JSON: a decimal as text)."""
+    return model._meta.get_field(field).to_python(recorded) == value
+
+
 def _write_back(battle, campaign):
+    """The battle's end state onto the campaign's rows. Only what the battle changed from what it was set
+    up with: another session open at the same time (the campaign allows it) may have been finished since,
+    and what it did to the barn or the squads must not be put back to how this one found them. A battle
+    whose setting up is not known writes back its whole end state."""
+    setup = _at_setup(battle)
     copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
     grounds = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
     changed = []
     for copy in copies:
         original = grounds[copy.origin_id]
+        was = (setup or {}).get("structures", {}).get(str(original.pk))
         for field in STRUCTURE_WRITE_FIELDS:
-            setattr(original, field, getattr(copy, field))
+            if was is None or field not in was or not _same(Structure, field, getattr(copy, field), was[field]):
+                setattr(original, field, getattr(copy, field))
         changed.append(original)
     Structure.objects.bulk_update(changed, STRUCTURE_WRITE_FIELDS)
 
     units = list(Unit.objects.filter(army__battle=battle).select_related("army", "floor__structure"))
     originals = {u.pk: u for u in Unit.objects.filter(army__campaign=campaign)}
     floors = {(f.structure_id, f.level): f for f in Floor.objects.filter(structure__campaign=campaign)}
-    changed = []
+    changed, moved = [], set()
     for unit in units:
         original = originals.get(unit.origin_id)
         if original is None:
             continue
-        original.models_left, original.destroyed = unit.models_left, unit.destroyed
-        original.floor, original.x, original.y = _place(unit, floors, grounds)
+        was = (setup or {}).get("units", {}).get(str(original.pk))
+        if was is None or any(not _same(Unit, f, getattr(unit, f), was[f]) for f in UNIT_CARRIED):
+            original.models_left, original.destroyed = unit.models_left, unit.destroyed
+        floor, x, y = _place(unit, floors, grounds)
+        if was is None or (floor.pk if floor else None) != was["floor_id"] or not (
+                _same(Unit, "x", x, was["x"]) and _same(Unit, "y", y, was["y"])):
+            original.floor, original.x, original.y = floor, x, y
+            moved.add(original.pk)
         changed.append(original)
+    # One unit a floor: a floor this battle moved a unit onto may be held since by one another session
+    # left there; that one stays, and this one stands at the building's spot. Nor do the dead hold one (a
+    # squad this battle moved that another session had wiped out).
+    held = {u.floor_id for u in originals.values() if u.floor_id and u.pk not in moved}
+    building = {f.pk: f.structure_id for f in floors.values()}
+    for original in changed:
+        if original.floor_id and (original.destroyed or original.pk in moved and original.floor_id in held):
+            where = grounds[building[original.floor_id]]
+            original.floor, original.x, original.y = None, where.x, where.y
     _move_units(changed)
+    held = {u.floor_id for u in originals.values() if u.floor_id}
 
-    # Units born in the battle (a crew that left its fortification) join the campaign's rosters.
+    # Units born in the battle (a crew that left its fortification) join the campaign's rosters, those
+    # wiped out as well: the men who walked out count on the roster, not as the bunker's crew, so a
+    # section left behind would take its dead out of the tally altogether.
     armies = {a.side: a for a in Army.objects.filter(campaign=campaign)}
     created, arms = [], []
-    born = [u for u in units if u.origin_id is None and not u.destroyed and u.army.side in armies]
+    born = [u for u in units if u.origin_id is None and u.army.side in armies]
     carried = {}
     for uw in UnitWeapon.objects.filter(unit__in=born).order_by("pk"):
         carried.setdefault(uw.unit_id, []).append(uw)
     for unit in born:
         # Where the battle left it, as for every other unit: a section that took cover in the barn
-        # is in the barn next session, not nowhere.
+        # is in the barn next session, not nowhere (at its spot if a unit holds the floor since).
         floor, x, y = _place(unit, floors, grounds)
+        if floor is not None and floor.pk in held:
+            where = grounds[floor.structure_id]
+            floor, x, y = None, where.x, where.y
         row = Unit.objects.create(
             army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
-            models_start=unit.models_start, models_left=unit.models_left, floor=floor, x=x, y=y,
+            models_start=unit.models_start, models_left=unit.models_left, destroyed=unit.destroyed,
+            floor=floor, x=x, y=y,
         )
         created.append(row.pk)
         # With the weapons it carried (a crew's rifles and grenades): its next session offers them.

@@ -415,6 +415,8 @@ def resolve_dh_crew_casualties(state, inp, dice):
                                           f"{inp['hits']} (one wound roll each)")
     if not n:
         return [], f"No casualties in {s.label}: no Guts check"
+    if n == crew.men:
+        return [Effect("crew_casualties", s.id, n)], f"{n} of {s.label}'s crew killed: no crew left, no Guts check"
     more, text = guts(s, crew, crew.men - n, inp["guts_passed"], flame=False)
     return [Effect("crew_casualties", s.id, n)] + more, f"{n} of {s.label}'s crew killed; {text}"
 
@@ -503,16 +505,19 @@ def resolve_dh_leave(state, inp, dice):
     lmgs = [w.name for w in crew.weapons if w.light_mg and not w.destroyed]
     rifles, grenades = _catalogue(state, "Rifles"), _catalogue(state, "Grenades")
     effects = [Effect("crew_leaves", s.id, crew.men)]
+    # A unit's rout is its third pin (DH-6), and a crew routed by a flamethrower has no pins to show for
+    # it (DH-16: they never pin): its sections go out routed all the same, with the three.
+    pins = tables.DH_PINS_TO_ROUT if crew.routed else crew.pins
     for i in range(k):
         uid = f"{s.id}-crew-{i + 1}"
         while uid in state.units:
             uid += "x"
         men = base + (i < extra)
         effects.append(Effect("unit_created", uid, men, ref=s.id, note=f"{s.label} crew {i + 1}"))
-        if crew.pins:
+        if pins:
             # The crew is one unit (DH-6): its pin markers go out with it, e.g. a 9–10 result's survivors
             # "Routed (3 Pin markers and Rout 9")" stay routed infantry (A-DH-14).
-            effects.append(Effect("pin", uid, crew.pins))
+            effects.append(Effect("pin", uid, pins))
         # DH-22: "normally armed with rifles ... and grenades", and the light MGs they take, shared out
         # between the sections; each man not on a light MG has a rifle.
         carried = {}
@@ -526,6 +531,7 @@ def resolve_dh_leave(state, inp, dice):
             carried[grenades] = men
         effects.extend(Effect("carries", uid, n, ref=key) for key, n in carried.items())
     carried = f"; they take {', '.join(lmgs)}" if lmgs else "; every other weapon is abandoned"
+    routed = "; routed, they rout on (3 pins)" if crew.routed else ""
     return effects, f"{crew.men} men leave {s.label} as {k} section(s) of " \
                     f"{'/'.join(str(base + (i < extra)) for i in range(k))}: rifles and grenades, one leader with " \
-                    f"the Jr NCO Guts score{carried}"
+                    f"the Jr NCO Guts score{carried}{routed}"

@@ -138,7 +138,12 @@ def _crew_change(field):
         value = getattr(crew, field) + (-e.n if field == "men" else e.n)
         if e.n < 0 or value < 0 or (field == "pins" and value > tables.DH_PINS_TO_ROUT):
             _fail(e, f"crew {field} would be {value}")
-        w.set_structure(s, crew=crew.replace(**{field: value}))
+        changes = {field: value}
+        if field == "men" and value == 0:
+            # The crew is one unit (DH-6), and a unit with no one left has no pins and no rout: the map, the
+            # campaign's ground and the next session must not show an empty bunker pinned (as unit_destroyed).
+            changes.update(pins=0, routed=False)
+        w.set_structure(s, crew=crew.replace(**changes))
     return handler
 
 

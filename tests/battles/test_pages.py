@@ -85,6 +85,19 @@ def test_both_armies_with_models_down_and_pins(client, world):
     assert armies.index("Red Guards") < armies.index("Grey Column")
 
 
+def test_a_disposable_heroes_unit_with_three_pins_reads_routed(client, world):
+    """DH-6: a unit's third pin routs it. The badge read "Pinned (3)", which a club takes for pinned and
+    still holding; in Bolt Action pins do not rout, and three stay "Pinned (3)"."""
+    from apps.armies.models import Unit
+
+    Unit.objects.filter(army__battle=world.battle, name="Rifle Section").update(pins=3)
+    armies = text_of(battle_page(client, world), "armies")
+    assert "Rifle Section 8/10 models" in armies and "Routed (3 pins)" in armies and "Pinned" not in armies
+    type(world.battle).objects.filter(pk=world.battle.pk).update(ruleset="ba")
+    armies = text_of(battle_page(client, world), "armies")
+    assert "Pinned (3)" in armies and "Routed" not in armies
+
+
 def test_log_newest_first_with_dice_who_rolled_and_summary(client, world):
     response = battle_page(client, world)
     log = page(response).find("battle-log")

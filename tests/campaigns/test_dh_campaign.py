@@ -160,3 +160,99 @@ def test_a_bunker_manned_below_its_sheet_counts_only_the_men_who_fall(client, wi
     finish(client, olga, two)
     tally, _ = tally_of(client, olga, campaign)
     assert tally["Side A"] == ["2", "2 of 15 2 of them bunker crew", "0 of 2"]
+
+
+def test_a_crew_section_wiped_out_counts_its_dead_on_the_roster(client, winter):
+    """The pit's nine walk out and the German fire kills all nine in session 1. They left the crew, so
+    the bunker does not count them: the section must stay on the roster, destroyed, or the nine dead
+    vanish from the tally (it read '0 of 10' lost). Reopening the session takes the section off again."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="9", guts_passed="no")
+    finish(client, olga, one)
+
+    row = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    assert (row.models_start, row.models_left, row.destroyed, row.floor_id) == (9, 0, True, None)
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["1", "9 of 19", "1 of 2"]
+    assert [f"{PIT} crew 1 Infantry · destroyed", "0/9", "9"] in table_rows(page, "roster-A")
+
+    response = signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"})
+    assert response.status_code == 303
+    assert not Unit.objects.filter(army__campaign=campaign, name=f"{PIT} crew 1").exists()
+    tally, _ = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["0", "0 of 19", "0 of 1"]
+
+    # Finished again and carried into session 2, it is there as the dead it is: nothing to act with.
+    finish(client, olga, one)
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    copy = Unit.objects.get(army__battle=campaign.battles.get(session_number=2), name=f"{PIT} crew 1")
+    assert (copy.models_left, copy.destroyed) == (0, True)
+
+
+def test_a_crew_killed_to_the_last_man_is_not_shown_pinned_next_session(client, winter):
+    """Four of the pit's nine fall and the crew fails its Guts check (1 pin); the other five fall later.
+    The empty pit showed "No crew left" beside a pin on the battle card, the campaign's ground and the
+    next session's card."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="4", guts_passed="no")
+    entry = act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="5",
+                guts_passed="no")
+    assert entry.summary == f"5 of {PIT}'s crew killed: no crew left, no Guts check"
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_pins, pit.crew_routed) == (0, 0, False)
+    card = text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "structures")
+    assert "No crew left" in card and "Pins none" in card and "pinned" not in card
+    finish(client, olga, one)
+
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    assert (ground.crew_men, ground.crew_pins) == (0, 0)
+    tally, page = tally_of(client, olga, campaign)
+    assert "Crew 0/9 (side A) · 0 penetrating hits" in text_of(page, "ground")
+    assert tally["Side A"] == ["1", "9 of 19 9 of them bunker crew", "0 of 1"]
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    two = campaign.battles.get(session_number=2)
+    assert Structure.objects.get(battle=two, name=PIT).crew_pins == 0
+
+    # Undone, the last five stand again with the crew's pin: the undo puts back what the crew had.
+    response = signed(client, olga).post(reverse("campaign_session_discard", args=[campaign.pk]),
+                                         {"session": "2", "battle": str(two.pk)})
+    assert response.status_code == 303
+    assert signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]),
+                                     {"confirm": "on"}).status_code == 303
+    assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_pins, pit.crew_routed) == (5, 1, False)
+
+
+def test_a_crew_a_flamethrower_routed_walks_out_routed(client, winter):
+    """The pit's crew fails its Guts check against the Pioneers' flamethrower: routed, with no pin
+    (DH-16). Olga has it leave, as a rout obliges: its section came out unpinned, as if nothing had
+    happened, and fought on in good order. It now goes out with the three pins that are a unit's rout;
+    undone, the crew is back in the pit, routed."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_guts", structure=f"s{pit.pk}", guts_passed="no", flamethrower="yes")
+    pit.refresh_from_db()
+    assert (pit.crew_pins, pit.crew_routed) == (0, True)
+    entry = act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    assert entry.summary.endswith("; routed, they rout on (3 pins)")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    assert (section.models_left, section.pins) == (9, 3)
+    assert "Routed (3 pins)" in text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "armies")
+
+    assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
+    pit.refresh_from_db()
+    assert (pit.crew_men, pit.crew_pins, pit.crew_routed, pit.crew_left) == (9, 0, True, 0)
+    assert not Unit.objects.filter(army__battle=one, name=f"{PIT} crew 1").exists()

@@ -17,6 +17,7 @@ from tests.campaigns.test_pages import body, fast_passwords, table_rows, text_of
 
 HOUSE, BARN, COTTAGE = "Brick house at the crossroads", "Thatched barn", "Timber cottage"
 TOWNHOUSE, TOWER, LOGHOUSE = "Brick townhouse", "Church tower", "Soviet AT/HMG Loghouse"
+WORKSHOP = "Timber workshop"
 CARRIED = ("damage_taken", "fire_size", "fire_started_turn", "collapsed", "destroyed", "impassable", "crew_men",
            "crew_pins", "crew_penetrating_hits", "weapons_destroyed")
 
@@ -155,3 +156,89 @@ def test_two_sessions_of_the_demo_campaign_one_after_the_other(client, demo):
     assert "In progress" in text_of(client.get(campaign_url), f"session-{two.pk}")
     for battle in (one, two):
         assert first_broken_entry(battle) is None
+
+
+def move(client, battle, user, unit, **where):
+    data = {"action": "move", "unit": unit, "client_token": str(uuid.uuid4()), **where}
+    response = signed(client, user).post(reverse("battle_resolve", args=[battle.pk]), data)
+    assert response.status_code == 303, body(response)
+
+
+def test_two_sessions_open_at_once_each_write_back_what_they_changed(client, demo):
+    """The club lets two tables play at once: session 2 is set up while session 1 (the barn set alight,
+    Grenadier Squad 1 down to 7, the 1st Rifle Squad to 8) is still being fought. Session 1 ends, then
+    session 2. Finishing session 2 wrote its whole end state back: the barn stood unburnt and passable
+    again, and every squad session 1 had hurt was back at full strength."""
+    one, campaign_url = demo.session1, reverse("campaign", args=[demo.campaign.pk])
+    client.force_login(demo.organiser)
+    client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {"fires_persist": "on"})
+    assert client.post(reverse("campaign_session_start", args=[demo.campaign.pk]),
+                       {"weather": "clear"}).status_code == 303
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    client.post(reverse("battle_turn", args=[two.pk]), {"action": "start"})
+
+    # Session 1: the sniper team takes the workshop's ground floor.
+    ids = demo.ids(one)
+    move(client, one, demo.alice, ids.u["A", "Sniper team"], structure=ids.s[WORKSHOP], floor="0")
+    # Session 2: shells on the townhouse cost Grenadier Squad 2 three men; the 1st Rifle Squad takes
+    # the same ground floor, free at that table.
+    ids = demo.ids(two)
+    resolve(client, two, demo.alice, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
+            weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
+            hit="yes", went_down="no", pins="1")
+    resolve(client, two, demo.alice, [6, 6, 6, 1], action="ba_damage", target=ids.u["B", "Grenadier Squad 2"],
+            hits="4", source="he")
+    move(client, two, demo.alice, ids.u["A", "1st Rifle Squad"], structure=ids.s[WORKSHOP], floor="0")
+
+    client.force_login(demo.organiser)
+    assert client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"}).status_code == 303
+    after_one = campaign_rows(demo)
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+
+    barn, workshop = demo.structure(BARN), demo.structure(WORKSHOP)
+    assert (barn.fire_size, barn.impassable) == (Decimal("40.00"), True)  # session 1's fire
+    assert demo.unit("B", "Grenadier Squad 1").models_left == 7  # session 1's losses
+    assert demo.unit("B", "Grenadier Squad 2").models_left == 7  # session 2's
+    assert demo.unit("A", "1st Rifle Squad").models_left == 8  # hurt in 1, moved in 2: both kept
+    # One unit a floor: session 1's sniper team holds it; session 2's squad stands at the workshop.
+    assert demo.unit("A", "Sniper team").floor == workshop.floors.get(level=0)
+    squad = demo.unit("A", "1st Rifle Squad")
+    assert (squad.floor, squad.x, squad.y) == (None, workshop.x, workshop.y)
+    page = client.get(campaign_url)
+    assert "Burning 40 sq in" in text_of(page, f"ground-{barn.pk}")
+    tally = {row[0][:6]: row[1:] for row in table_rows(page, "tally-sides")}
+    assert tally["Side B"] == ["1", "6 of 36", "0 of 8"]
+
+    # Reopened, session 2 puts the campaign back exactly as session 1 left it.
+    assert client.post(reverse("campaign_session_reopen", args=[demo.campaign.pk]),
+                       {"confirm": "on"}).status_code == 303
+    assert campaign_rows(demo) == after_one
+
+
+def test_a_squad_wiped_out_at_one_table_and_moved_at_the_other_holds_no_floor(client, demo):
+    """Both sessions open at once: session 1 wipes out Grenadier Squad 2 in the townhouse; at session
+    2's table it had moved up to the townhouse's first floor. Session 2 finishes last: the squad stays
+    destroyed (session 1's) and, dead, holds no floor."""
+    one = demo.session1
+    client.force_login(demo.organiser)
+    client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {})
+    client.post(reverse("campaign_session_start", args=[demo.campaign.pk]), {"weather": "clear"})
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    client.post(reverse("battle_turn", args=[two.pk]), {"action": "start"})
+    ids = demo.ids(one)
+    resolve(client, one, demo.alice, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
+            weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
+            hit="yes", went_down="no", pins="1")
+    resolve(client, one, demo.alice, [6] * 10, action="ba_damage", target=ids.u["B", "Grenadier Squad 2"],
+            hits="10", source="he")
+    assert demo.unit("B", "Grenadier Squad 2", one).destroyed
+    ids = demo.ids(two)
+    move(client, two, demo.bob, ids.u["B", "Grenadier Squad 2"], structure=ids.s[TOWNHOUSE], floor="1")
+    client.force_login(demo.organiser)
+    assert client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    squad, townhouse = demo.unit("B", "Grenadier Squad 2"), demo.structure(TOWNHOUSE)
+    assert (squad.destroyed, squad.models_left, squad.floor, squad.x, squad.y) == (
+        True, 0, None, townhouse.x, townhouse.y)
+    assert not townhouse.collapsed
+    assert not townhouse.floors.filter(occupant__isnull=False, level=1).exists()

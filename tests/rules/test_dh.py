@@ -415,3 +415,42 @@ def test_casualties_in_a_unit_are_the_players_and_pin_on_a_failed_guts_check():
     assert resolve("dh_casualties", state, {"target": "sec", "casualties": 0}, ScriptedDice([])).effects == ()
     with pytest.raises(InputError, match="has only 5 models"):
         resolve("dh_casualties", state, {"target": "sec", "casualties": 6}, ScriptedDice([]))
+
+
+def test_a_crew_killed_to_the_last_man_keeps_no_pins_nor_rout():
+    """The crew is one unit (DH-6): killed to the last man it is no longer pinned or routed, as a destroyed
+    unit is not. A pit pinned twice whose last five fell showed "No crew left" beside "Pins 2 of 3", on the
+    campaign's ground and in the next session too; and the summary ended in a dangling "; "."""
+    state = dh(fort("soviet-rifle-pit", men=5, pins=2))
+    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 5, "guts_passed": "no"},
+                  ScriptedDice([]))
+    assert kinds(out) == [("crew_casualties", 5)]
+    assert out.summary == "5 of Soviet Rifle Pit's crew killed: no crew left, no Guts check"
+    crew = apply(state, out).structures["fort"].crew
+    assert (crew.men, crew.pins, crew.routed) == (0, 0, False)
+    # Nor is a routed crew whose last men fall.
+    routed = dh(fort("soviet-rifle-pit", men=3, pins=3, routed=True))
+    out = resolve("dh_crew_casualties", routed, {"structure": "fort", "casualties": 3}, ScriptedDice([]))
+    assert apply(routed, out).structures["fort"].crew.routed is False
+    # One left standing keeps what the crew had, and takes its Guts check.
+    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 4, "guts_passed": "no"},
+                  ScriptedDice([]))
+    crew = apply(state, out).structures["fort"].crew
+    assert (crew.men, crew.pins) == (1, 3) and crew.routed
+
+
+def test_a_crew_routed_by_a_flamethrower_leaves_routed():
+    """A failed Guts check against a flamethrower routs the crew with no pin (DH-16); leaving, its sections
+    came out with no pins, that is neither pinned nor routed: the rout was lost on the way out. A unit's
+    rout is its third pin, so they take three."""
+    f = fort("german-concrete-blockhouse")
+    state = dh(f.replace(crew=f.crew.replace(men=15, pins=0, routed=True)), section_size=10)
+    out = resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([]))
+    assert out.summary.endswith("; routed, they rout on (3 pins)")
+    after = apply(state, out)
+    assert [(u.models, u.pins) for u in after.units.values()] == [(8, 3), (7, 3)]
+    assert (after.structures["fort"].crew.pins, after.structures["fort"].crew.routed) == (0, False)
+    # A crew pinned once but not routed goes out pinned once, its summary saying nothing of a rout.
+    pinned = dh(f.replace(crew=f.crew.replace(pins=1)), section_size=12)
+    out = resolve("dh_leave", pinned, {"structure": "fort"}, ScriptedDice([]))
+    assert "rout" not in out.summary and [u.pins for u in apply(pinned, out).units.values()] == [1, 1]

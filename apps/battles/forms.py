@@ -241,9 +241,10 @@ class ActionForm(forms.Form):
             attrs.update({k: f"{v:g}" for k, v in (("min", f.min), ("max", f.max)) if v is not None})
             return forms.CharField(widget=forms.NumberInput(attrs=attrs), **kw)
         if f.type == "choice":
+            choices = self._structure_choices(f) if f.structure_allows else f.choices
             if len(f.choices) <= 4 and not (optional and f.default is None):
-                return forms.CharField(widget=forms.RadioSelect(choices=f.choices), **kw)
-            return forms.CharField(widget=forms.Select(choices=_blank(f.choices, optional, "—")), **kw)
+                return forms.CharField(widget=forms.RadioSelect(choices=choices), **kw)
+            return forms.CharField(widget=forms.Select(choices=_blank(choices, optional, "—")), **kw)
         if f.type == "unit":
             if f.name == acting_unit_field(self.spec.key):
                 choices = self._my_units(f.name)
@@ -269,6 +270,25 @@ class ActionForm(forms.Form):
             if type(field.widget) is forms.Select:
                 label = _chosen_label(field.widget.choices, str(self.data.get(name, "")))
                 field.chosen_in_full = label if len(label) > LONG_CHOICE else ""
+
+    def _structure_choices(self, f):
+        """The choices the chosen structure allows. One it does not (a roof, left from the last target)
+        gives way to the rule's default while the player is still choosing; a form submitted with it
+        keeps it, beside the rule's reason."""
+        structure = self.state.structures.get(str(self.data.get("structure", "")))
+        if structure is None:
+            return f.choices
+        choices = tuple(c for c in f.choices if f.structure_allows(structure, c[0]))
+        current = str(self.data.get(f.name, ""))
+        labels = dict(f.choices)
+        if current in labels and current not in {c[0] for c in choices}:
+            if self.keep_invalid:
+                choices += ((current, f"{labels[current]} ({structure.label} has none)"),)
+            elif f.default is not None:
+                self.data[f.name] = _as_text(f.default)
+            else:
+                self.data.pop(f.name, None)
+        return choices
 
     def _count_choices(self):
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))

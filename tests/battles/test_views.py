@@ -1810,6 +1810,43 @@ def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg)
     assert with_laser.find("odds").find_all("li", cls="odds-row") or "Nothing can come" in with_laser.find("odds").text()
 
 
+def surfaces(response):
+    """The surfaces the form offers, and the one checked."""
+    inputs = [n for n in page(response).find("field-surface").find_all("input") if n.attrs.get("name") == "surface"]
+    return [n.attrs["value"] for n in inputs], [n.attrs["value"] for n in inputs if "checked" in n.attrs]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_roof_is_offered_only_on_a_structure_that_has_one(client, lg, htmx):
+    """A foxhole has no roof to strike: the form offers its wall alone, and a roof chosen on the last
+    target gives way to the wall. A form sent with the roof anyway (a page drawn before, a crafted
+    post) is still refused beside the surface, with the roof shown as chosen, and nothing changes."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    farm = lg.structure("Farmhouse", floors=1, roof_material=factories.material("tiles", 3, surface="roof"))
+    foxhole = lg.structure("Foxhole", floors=1, kind="foxhole", wall=("earth", 5, "earth"))
+    laser = factories.weapon("lg", "laser-r", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=laser)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{laser.pk}", "hit": "yes",
+            "penetrated": "0", "surface": "roof"}
+    assert surfaces(client.get(url(lg, "battle_form"), {**shot, "structure": f"s{farm.pk}"}, **HTMX)) \
+        == (["wall", "roof"], ["roof"])
+    assert surfaces(client.get(url(lg, "battle_form"), {**shot, "structure": f"s{foxhole.pk}"}, **HTMX)) \
+        == (["wall"], ["wall"])
+    # The page a phone opens on (the address keeps the choices) offers the same.
+    assert surfaces(client.get(url(lg, "battle"), {**shot, "target": f"s{foxhole.pk}"})) == (["wall"], ["wall"])
+
+    before = state(lg)
+    response = client.post(url(lg, "battle_resolve"), {**shot, "structure": f"s{foxhole.pk}", "dice_mode": "server",
+                                                      "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Foxhole has no roof: fire at its wall" in text_of(response, "field-surface")
+    assert surfaces(response) == (["wall", "roof"], ["roof"])
+    assert "Roof (Foxhole has none)" in text_of(response, "field-surface")
+    assert state(lg) == before
+
+
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):
     """The Tank list of "Heavy tank drives into a building" held every unit of the player's that had not
     acted (squads, guns, a light tank), each refused only once resolved. BA-45: heavy and super-heavy tanks."""

@@ -253,7 +253,13 @@ class ActionForm(forms.Form):
                 choices = [("", "— none —" if optional else "Choose a unit"), *self._units(f.name)]
             return forms.CharField(widget=forms.Select(choices=choices), **kw)
         if f.type == "units":
-            return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=self._units(f.name)), **kw)
+            if f.structure_allows and self._structure() is not None:
+                choices = self._pieces(f)
+                if not choices:
+                    kw["help_text"] = f"Nobody is in {self._structure().label}"
+            else:
+                choices = self._units(f.name)
+            return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=choices), **kw)
         if f.type == "structure":
             choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)]
             return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)
@@ -271,11 +277,31 @@ class ActionForm(forms.Form):
                 label = _chosen_label(field.widget.choices, str(self.data.get(name, "")))
                 field.chosen_in_full = label if len(label) > LONG_CHOICE else ""
 
+    def _structure(self):
+        return self.state.structures.get(str(self.data.get("structure", "")))
+
+    def _pieces(self, f):
+        """The pieces still fighting that the chosen structure allows (those inside it). One chosen that
+        it does not (left from the last target) is let go while the player is still choosing; a form
+        submitted with it keeps it, beside the rule's reason."""
+        structure = self._structure()
+        live = sorted((u for u in self.state.units.values() if not u.destroyed), key=lambda u: (u.side, u.label))
+        choices = [unit_choice(self.state, u) for u in live if f.structure_allows(structure, u)]
+        offered = {c[0] for c in choices}
+        chosen = [v for v in self.data.getlist(f.name) if v.strip()] if hasattr(self.data, "getlist") else []
+        stale = [v for v in chosen if v not in offered]
+        if stale and self.keep_invalid:
+            choices += [unit_choice(self.state, self.state.units[v], f"not in {structure.label}")
+                        if v in self.state.units else (v, v) for v in stale]
+        elif stale:
+            self.data.setlist(f.name, [v for v in chosen if v in offered])
+        return choices
+
     def _structure_choices(self, f):
         """The choices the chosen structure allows. One it does not (a roof, left from the last target)
         gives way to the rule's default while the player is still choosing; a form submitted with it
         keeps it, beside the rule's reason."""
-        structure = self.state.structures.get(str(self.data.get("structure", "")))
+        structure = self._structure()
         if structure is None:
             return f.choices
         choices = tuple(c for c in f.choices if f.structure_allows(structure, c[0]))

@@ -1847,6 +1847,46 @@ def test_a_roof_is_offered_only_on_a_structure_that_has_one(client, lg, htmx):
     assert state(lg) == before
 
 
+def pieces(response, name="targets"):
+    """The pieces a units field offers (their ids), and those checked."""
+    field = page(response).find(f"field-{name}")
+    inputs = [n for n in field.find_all("input") if n.attrs.get("name") == name]
+    return [n.attrs["value"] for n in inputs], [n.attrs["value"] for n in inputs if "checked" in n.attrs]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_the_pieces_inside_offered_are_those_inside_the_target(client, lg, htmx):
+    """Fire at a structure aims at pieces inside it (LG 'Attacking concealed targets'): the form offered
+    every piece on the table, and the rule then refused any not inside. It offers those inside; a piece
+    chosen inside the last target is let go; a form sent with one anyway is refused beside the field,
+    showing it chosen, and nothing changes."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    farm = lg.structure("Farmhouse", floors=2)
+    foxhole = lg.structure("Foxhole", floors=1, kind="foxhole", wall=("earth", 5, "earth"), x=50)
+    inside = lg.unit("B", "Bravo inside", floor=farm.floors.get(level=1))
+    laser = factories.weapon("lg", "laser-p", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=laser)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{laser.pk}", "hit": "yes",
+            "penetrated": "0", "troops": "known", "targets": uid(inside)}
+    at_farm = client.get(url(lg, "battle_form"), {**shot, "structure": sid(farm)}, **HTMX)
+    assert pieces(at_farm) == ([uid(inside)], [uid(inside)])
+    at_foxhole = client.get(url(lg, "battle_form"), {**shot, "structure": sid(foxhole)}, **HTMX)
+    assert pieces(at_foxhole) == ([], [])
+    assert "Nobody is in Foxhole" in text_of(at_foxhole, "field-targets")
+    assert "not inside" not in form_html(at_foxhole)
+
+    before = state(lg)
+    response = client.post(url(lg, "battle_resolve"), {**shot, "structure": sid(foxhole), "dice_mode": "server",
+                                                      "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Bravo inside is not inside Foxhole" in text_of(response, "field-targets")
+    assert pieces(response) == ([uid(inside)], [uid(inside)])
+    assert "not in Foxhole" in text_of(response, "field-targets")
+    assert state(lg) == before
+
+
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):
     """The Tank list of "Heavy tank drives into a building" held every unit of the player's that had not
     acted (squads, guns, a light tank), each refused only once resolved. BA-45: heavy and super-heavy tanks."""

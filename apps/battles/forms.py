@@ -249,8 +249,9 @@ class ActionForm(forms.Form):
             if f.name == acting_unit_field(self.spec.key):
                 choices = self._my_units(f.name)
             else:
+                units = self._pieces(f) if f.structure_allows and self._structure() else self._units(f.name)
                 # Never a unit chosen for the player: the first in the list may well be their own.
-                choices = [("", "— none —" if optional else "Choose a unit"), *self._units(f.name)]
+                choices = [("", "— none —" if optional else "Choose a unit"), *units]
             return forms.CharField(widget=forms.Select(choices=choices), **kw)
         if f.type == "units":
             if f.structure_allows and self._structure() is not None:
@@ -281,7 +282,7 @@ class ActionForm(forms.Form):
         return self.state.structures.get(str(self.data.get("structure", "")))
 
     def _pieces(self, f):
-        """The pieces still fighting that the chosen structure allows (those inside it). One chosen that
+        """The units still fighting that the chosen structure allows (those inside it). One chosen that
         it does not (left from the last target) is let go while the player is still choosing; a form
         submitted with it keeps it, beside the rule's reason."""
         structure = self._structure()

@@ -98,7 +98,7 @@ def _inside(state, s, units, field):
     Field("troops", "choice", "Troops inside", default="none",
           choices=(("none", "Not aiming at troops"), ("known", "Known location"), ("exploratory", "Exploratory"))),
     Field("targets", "units", "Pieces inside", required=False, default=(),
-          structure_allows=lambda s, unit: unit.structure == s.id,
+          structure_allows=lambda s, unit: unit.structure == s.id,  # `_inside`
           help="Known: the piece(s) at the known location. Exploratory: the pieces actually in the target area. "
                "Effect-area weapons: the pieces inside the half of the area that projects in"),
     Field("armour_class", "int", "Armour class struck", required=False, min=0, max=9,

@@ -615,6 +615,9 @@ BAD_INPUTS = {
     "die out of range": (lambda w: {"dice_0": "7", "dice_1": "2"}, None, "7 is not a d6 result"),
     "unknown action": (lambda w: {"action": "dh_main_gun"}, None, "not an action of this battle"),
     "attacker of the other side": (lambda w: {"attacker": f"u{w.pioneers.pk}"}, "attacker", "Pioneers is side B"),
+    # The form no longer offers a unit outside the building (test_the_unit_aimed_at_…); sent anyway, refused.
+    "unit aimed at outside the building": (lambda w: {"target": f"u{w.pioneers.pk}"}, "target",
+                                           "Pioneers is not inside Brick house"),
     # The form sends one number per unit (hits__u7); a crafted "hits" must still be refused in words.
     "barrage hits not as unit=hits": (lambda w: {"action": "ba_barrage", "attacker": "", "hits": "1,2,3"}, None,
                                       "write each as unit=hits, e.g. u7=2 (not '1')"),
@@ -1885,6 +1888,22 @@ def test_the_pieces_inside_offered_are_those_inside_the_target(client, lg, htmx)
     assert pieces(response) == ([uid(inside)], [uid(inside)])
     assert "not in Foxhole" in text_of(response, "field-targets")
     assert state(lg) == before
+
+
+@pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower"])
+def test_the_unit_aimed_at_is_one_inside_the_target_building(client, w, action):
+    """A unit aimed at in a building must be in it (A-BA-3): the list offered every unit on the table
+    ("Elsewhere"), and the rule refused any outside. It offers those inside; one chosen elsewhere (the
+    player changed the building) is let go rather than refused before they resolve."""
+    signed(client, w.alice)
+    ask = {"action": action, "structure": sid(w.house), "target": uid(w.pioneers)}
+    form = page(client.get(url(w, "battle_form"), ask, **HTMX)).find("id_target")
+    options = [(o.attrs["value"], "selected" in o.attrs) for o in form.find_all("option")]
+    assert options == [("", True), (uid(w.squad), False)]
+    assert "is not inside" not in form_html(client.get(url(w, "battle_form"), ask, **HTMX))
+    empty = w.structure("Empty barn", floors=1, x=50, y=30)
+    form = page(client.get(url(w, "battle_form"), {**ask, "structure": sid(empty)}, **HTMX)).find("id_target")
+    assert [o.attrs["value"] for o in form.find_all("option")] == [""]
 
 
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):

@@ -241,18 +241,26 @@ class ActionForm(forms.Form):
             attrs.update({k: f"{v:g}" for k, v in (("min", f.min), ("max", f.max)) if v is not None})
             return forms.CharField(widget=forms.NumberInput(attrs=attrs), **kw)
         if f.type == "choice":
+            choices = self._structure_choices(f) if f.structure_allows else f.choices
             if len(f.choices) <= 4 and not (optional and f.default is None):
-                return forms.CharField(widget=forms.RadioSelect(choices=f.choices), **kw)
-            return forms.CharField(widget=forms.Select(choices=_blank(f.choices, optional, "—")), **kw)
+                return forms.CharField(widget=forms.RadioSelect(choices=choices), **kw)
+            return forms.CharField(widget=forms.Select(choices=_blank(choices, optional, "—")), **kw)
         if f.type == "unit":
             if f.name == acting_unit_field(self.spec.key):
                 choices = self._my_units(f.name)
             else:
+                units = self._pieces(f) if f.structure_allows and self._structure() else self._units(f.name)
                 # Never a unit chosen for the player: the first in the list may well be their own.
-                choices = [("", "— none —" if optional else "Choose a unit"), *self._units(f.name)]
+                choices = [("", "— none —" if optional else "Choose a unit"), *units]
             return forms.CharField(widget=forms.Select(choices=choices), **kw)
         if f.type == "units":
-            return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=self._units(f.name)), **kw)
+            if f.structure_allows and self._structure() is not None:
+                choices = self._pieces(f)
+                if not choices:
+                    kw["help_text"] = f"Nobody is in {self._structure().label}"
+            else:
+                choices = self._units(f.name)
+            return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=choices), **kw)
         if f.type == "structure":
             choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)]
             return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)
@@ -269,6 +277,45 @@ class ActionForm(forms.Form):
             if type(field.widget) is forms.Select:
                 label = _chosen_label(field.widget.choices, str(self.data.get(name, "")))
                 field.chosen_in_full = label if len(label) > LONG_CHOICE else ""
+
+    def _structure(self):
+        return self.state.structures.get(str(self.data.get("structure", "")))
+
+    def _pieces(self, f):
+        """The units still fighting that the chosen structure allows (those inside it). One chosen that
+        it does not (left from the last target) is let go while the player is still choosing; a form
+        submitted with it keeps it, beside the rule's reason."""
+        structure = self._structure()
+        live = sorted((u for u in self.state.units.values() if not u.destroyed), key=lambda u: (u.side, u.label))
+        choices = [unit_choice(self.state, u) for u in live if f.structure_allows(structure, u)]
+        offered = {c[0] for c in choices}
+        chosen = [v for v in self.data.getlist(f.name) if v.strip()] if hasattr(self.data, "getlist") else []
+        stale = [v for v in chosen if v not in offered]
+        if stale and self.keep_invalid:
+            choices += [unit_choice(self.state, self.state.units[v], f"not in {structure.label}")
+                        if v in self.state.units else (v, v) for v in stale]
+        elif stale:
+            self.data.setlist(f.name, [v for v in chosen if v in offered])
+        return choices
+
+    def _structure_choices(self, f):
+        """The choices the chosen structure allows. One it does not (a roof, left from the last target)
+        gives way to the rule's default while the player is still choosing; a form submitted with it
+        keeps it, beside the rule's reason."""
+        structure = self._structure()
+        if structure is None:
+            return f.choices
+        choices = tuple(c for c in f.choices if f.structure_allows(structure, c[0]))
+        current = str(self.data.get(f.name, ""))
+        labels = dict(f.choices)
+        if current in labels and current not in {c[0] for c in choices}:
+            if self.keep_invalid:
+                choices += ((current, f"{labels[current]} ({structure.label} has none)"),)
+            elif f.default is not None:
+                self.data[f.name] = _as_text(f.default)
+            else:
+                self.data.pop(f.name, None)
+        return choices
 
     def _count_choices(self):
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))

@@ -103,6 +103,11 @@ def _building(s):
                                   "units in it by the core rules")
 
 
+def inside(s, unit):
+    """A unit aimed at in a building must be inside it (`_aim`)."""
+    return unit.structure == s.id
+
+
 def _aim(state, s, target, level):
     """The floor aimed at: the target unit's, or the one named for an empty building (A-BA-3)."""
     _building(s)
@@ -168,7 +173,7 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
 def _he_fields(hit_help):
     return (
         Field("structure", "structure", "Target building"),
-        Field("target", "unit", "Unit aimed at", required=False),
+        Field("target", "unit", "Unit aimed at", required=False, structure_allows=inside),
         Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
         Field("hit", "bool", "Hit?", help=hit_help),
         Field("went_down", "bool", "Target goes Down?", default=False,
@@ -246,7 +251,7 @@ def resolve_ba_indirect(state, inp, dice):
     "ba_flamethrower", "ba", "Flamethrower at a building",
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=is_flamethrower),
     Field("structure", "structure", "Target building"),
-    Field("target", "unit", "Unit aimed at", required=False),
+    Field("target", "unit", "Unit aimed at", required=False, structure_allows=inside),
     Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
     Field("side", "choice", "Through which side", choices=SIDES, required=False,
           help="The window, door or gap (a bunker's firing slit) it fires through must be on this side"),

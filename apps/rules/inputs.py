@@ -38,6 +38,10 @@ class Field:
     # Any other field: it applies only when the chosen weapon satisfies this (a fire mode only for a
     # weapon with variable fire); the form leaves it out for other weapons, and the rule its default.
     weapon_has: Callable | None = field(default=None, compare=False)
+    # A "choice" or "units" field some of whose choices depend on the structure chosen (a roof to
+    # strike, the pieces inside): `structure_allows(structure, choice key or unit)`. The form offers
+    # only those it allows; the rule still refuses the others with its reason, for a form sent anyway.
+    structure_allows: Callable | None = field(default=None, compare=False)
 
     def to_dict(self):
         return {"name": self.name, "type": self.type, "label": self.label, "help": self.help,

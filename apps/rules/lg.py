@@ -88,7 +88,8 @@ def _inside(state, s, units, field):
     "lg_attack_structure", "lg", "Fire at a structure (and the troops inside)",
     Field("weapon", "weapon", "Weapon"),
     Field("structure", "structure", "Target structure"),
-    Field("surface", "choice", "Surface struck", choices=(("wall", "Wall"), ("roof", "Roof")), default="wall"),
+    Field("surface", "choice", "Surface struck", choices=(("wall", "Wall"), ("roof", "Roof")), default="wall",
+          structure_allows=lambda s, surface: surface != "roof" or s.has_roof),
     Field("hit", "bool", "Hit?", help="Your hit/miss roll, with the target's full concealment"),
     Field("penetrated", "count", "Penetrated?", default=0, min=0,
           help="Rule 16 penetration from your rulebook: yes/no, or how many hits penetrated for a rotary weapon"),
@@ -97,6 +98,7 @@ def _inside(state, s, units, field):
     Field("troops", "choice", "Troops inside", default="none",
           choices=(("none", "Not aiming at troops"), ("known", "Known location"), ("exploratory", "Exploratory"))),
     Field("targets", "units", "Pieces inside", required=False, default=(),
+          structure_allows=lambda s, unit: unit.structure == s.id,  # `_inside`
           help="Known: the piece(s) at the known location. Exploratory: the pieces actually in the target area. "
                "Effect-area weapons: the pieces inside the half of the area that projects in"),
     Field("armour_class", "int", "Armour class struck", required=False, min=0, max=9,
@@ -114,9 +116,8 @@ def resolve_lg_attack_structure(state, inp, dice):
         refuse("mode", "pulse", f"{w.name} cannot fire in pulse mode")
     if s.destroyed:
         refuse("structure", s.id, f"{s.label} is already destroyed")
-    if inp["surface"] == "roof" and not s.roof_material and s.roof_ac is None:
-        # A foxhole, a trench, an open emplacement: no roof to strike, no armour class to pit the attack
-        # factor against (LG-4), nothing on top to catch fire.
+    if inp["surface"] == "roof" and not s.has_roof:
+        # No armour class to pit the attack factor against (LG-4), nothing on top to catch fire.
         refuse("surface", "roof", f"{s.label} has no roof: fire at its wall")
     if inp["range"] is not None and w.range_factor:
         band = range_band(w, inp["range"])

@@ -229,6 +229,11 @@ class StructureState(Record):
     def top_floor(self):
         return max(f.level for f in self.floors)
 
+    @property
+    def has_roof(self):
+        """A foxhole, a trench, an open emplacement has none: no armour class to strike (LG-4)."""
+        return bool(self.roof_material) or self.roof_ac is not None
+
     def armour_class(self, surface):
         explicit = self.roof_ac if surface == "roof" else self.wall_ac
         if explicit is not None:

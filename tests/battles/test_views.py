@@ -615,6 +615,9 @@ BAD_INPUTS = {
     "die out of range": (lambda w: {"dice_0": "7", "dice_1": "2"}, None, "7 is not a d6 result"),
     "unknown action": (lambda w: {"action": "dh_main_gun"}, None, "not an action of this battle"),
     "attacker of the other side": (lambda w: {"attacker": f"u{w.pioneers.pk}"}, "attacker", "Pioneers is side B"),
+    # The form no longer offers a unit outside the building (test_the_unit_aimed_at_…); sent anyway, refused.
+    "unit aimed at outside the building": (lambda w: {"target": f"u{w.pioneers.pk}"}, "target",
+                                           "Pioneers is not inside Brick house"),
     # The form sends one number per unit (hits__u7); a crafted "hits" must still be refused in words.
     "barrage hits not as unit=hits": (lambda w: {"action": "ba_barrage", "attacker": "", "hits": "1,2,3"}, None,
                                       "write each as unit=hits, e.g. u7=2 (not '1')"),
@@ -1808,6 +1811,99 @@ def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg)
     assert with_laser.find("field-mode") is None
     assert "pulse" not in with_laser.find("attack-form").text().lower()
     assert with_laser.find("odds").find_all("li", cls="odds-row") or "Nothing can come" in with_laser.find("odds").text()
+
+
+def surfaces(response):
+    """The surfaces the form offers, and the one checked."""
+    inputs = [n for n in page(response).find("field-surface").find_all("input") if n.attrs.get("name") == "surface"]
+    return [n.attrs["value"] for n in inputs], [n.attrs["value"] for n in inputs if "checked" in n.attrs]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_roof_is_offered_only_on_a_structure_that_has_one(client, lg, htmx):
+    """A foxhole has no roof to strike: the form offers its wall alone, and a roof chosen on the last
+    target gives way to the wall. A form sent with the roof anyway (a page drawn before, a crafted
+    post) is still refused beside the surface, with the roof shown as chosen, and nothing changes."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    farm = lg.structure("Farmhouse", floors=1, roof_material=factories.material("tiles", 3, surface="roof"))
+    foxhole = lg.structure("Foxhole", floors=1, kind="foxhole", wall=("earth", 5, "earth"))
+    laser = factories.weapon("lg", "laser-r", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=laser)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{laser.pk}", "hit": "yes",
+            "penetrated": "0", "surface": "roof"}
+    assert surfaces(client.get(url(lg, "battle_form"), {**shot, "structure": f"s{farm.pk}"}, **HTMX)) \
+        == (["wall", "roof"], ["roof"])
+    assert surfaces(client.get(url(lg, "battle_form"), {**shot, "structure": f"s{foxhole.pk}"}, **HTMX)) \
+        == (["wall"], ["wall"])
+    # The page a phone opens on (the address keeps the choices) offers the same.
+    assert surfaces(client.get(url(lg, "battle"), {**shot, "target": f"s{foxhole.pk}"})) == (["wall"], ["wall"])
+
+    before = state(lg)
+    response = client.post(url(lg, "battle_resolve"), {**shot, "structure": f"s{foxhole.pk}", "dice_mode": "server",
+                                                      "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Foxhole has no roof: fire at its wall" in text_of(response, "field-surface")
+    assert surfaces(response) == (["wall", "roof"], ["roof"])
+    assert "Roof (Foxhole has none)" in text_of(response, "field-surface")
+    assert state(lg) == before
+
+
+def pieces(response, name="targets"):
+    """The pieces a units field offers (their ids), and those checked."""
+    field = page(response).find(f"field-{name}")
+    inputs = [n for n in field.find_all("input") if n.attrs.get("name") == name]
+    return [n.attrs["value"] for n in inputs], [n.attrs["value"] for n in inputs if "checked" in n.attrs]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_the_pieces_inside_offered_are_those_inside_the_target(client, lg, htmx):
+    """Fire at a structure aims at pieces inside it (LG 'Attacking concealed targets'): the form offered
+    every piece on the table, and the rule then refused any not inside. It offers those inside; a piece
+    chosen inside the last target is let go; a form sent with one anyway is refused beside the field,
+    showing it chosen, and nothing changes."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    farm = lg.structure("Farmhouse", floors=2)
+    foxhole = lg.structure("Foxhole", floors=1, kind="foxhole", wall=("earth", 5, "earth"), x=50)
+    inside = lg.unit("B", "Bravo inside", floor=farm.floors.get(level=1))
+    laser = factories.weapon("lg", "laser-p", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=laser)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{laser.pk}", "hit": "yes",
+            "penetrated": "0", "troops": "known", "targets": uid(inside)}
+    at_farm = client.get(url(lg, "battle_form"), {**shot, "structure": sid(farm)}, **HTMX)
+    assert pieces(at_farm) == ([uid(inside)], [uid(inside)])
+    at_foxhole = client.get(url(lg, "battle_form"), {**shot, "structure": sid(foxhole)}, **HTMX)
+    assert pieces(at_foxhole) == ([], [])
+    assert "Nobody is in Foxhole" in text_of(at_foxhole, "field-targets")
+    assert "not inside" not in form_html(at_foxhole)
+
+    before = state(lg)
+    response = client.post(url(lg, "battle_resolve"), {**shot, "structure": sid(foxhole), "dice_mode": "server",
+                                                      "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Bravo inside is not inside Foxhole" in text_of(response, "field-targets")
+    assert pieces(response) == ([uid(inside)], [uid(inside)])
+    assert "not in Foxhole" in text_of(response, "field-targets")
+    assert state(lg) == before
+
+
+@pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower"])
+def test_the_unit_aimed_at_is_one_inside_the_target_building(client, w, action):
+    """A unit aimed at in a building must be in it (A-BA-3): the list offered every unit on the table
+    ("Elsewhere"), and the rule refused any outside. It offers those inside; one chosen elsewhere (the
+    player changed the building) is let go rather than refused before they resolve."""
+    signed(client, w.alice)
+    ask = {"action": action, "structure": sid(w.house), "target": uid(w.pioneers)}
+    form = page(client.get(url(w, "battle_form"), ask, **HTMX)).find("id_target")
+    options = [(o.attrs["value"], "selected" in o.attrs) for o in form.find_all("option")]
+    assert options == [("", True), (uid(w.squad), False)]
+    assert "is not inside" not in form_html(client.get(url(w, "battle_form"), ask, **HTMX))
+    empty = w.structure("Empty barn", floors=1, x=50, y=30)
+    form = page(client.get(url(w, "battle_form"), {**ask, "structure": sid(empty)}, **HTMX)).find("id_target")
+    assert [o.attrs["value"] for o in form.find_all("option")] == [""]
 
 
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):

@@ -85,3 +85,22 @@ def test_the_campaign_page_fits_the_narrowest_phone_and_two_columns(live_server,
     heights = page.evaluate("""() => Array.from(document.querySelectorAll('.site-nav > a, .menu > summary'))
                                  .map(el => el.getBoundingClientRect().height)""")
     assert heights and max(heights) < 60, heights  # one line each: no word broken over two
+
+
+def test_a_choice_whose_words_wrap_keeps_a_full_size_box_to_tap(live_server, demo, watch):
+    """A piece's choice names it with its side, models and place, which wraps on a phone: the
+    checkbox beside it shrank to 13 px (flex gave the words its room), a smaller box than its
+    neighbours' and hard to hit. Every radio and checkbox of the attack form stays 1.2rem square.
+    LaserGrenadiers' blast lists every piece as a checkbox, so the demo battle plays it here."""
+    Battle.objects.filter(pk=demo.pk).update(ruleset="lg")
+    page = watch("alice")
+    page.set_viewport_size({"width": 360, "height": 800})
+    sign_in(page, live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]) + "?action=lg_blast")
+    boxes = page.evaluate("""() => Array.from(document.querySelectorAll(
+        '#attack-form input[type=checkbox], #attack-form input[type=radio]'), el => {
+          const r = el.getBoundingClientRect(); return [el.name, Math.round(r.width), Math.round(r.height)]; })""")
+    wrapped = page.evaluate("""() => Array.from(document.querySelectorAll('#field-caught label'))
+                                 .filter(label => label.getBoundingClientRect().height > 50).length""")
+    assert wrapped, "no choice wraps at 360 px: the test no longer tests anything"
+    assert boxes and all(w == h == 19 for _, w, h in boxes), boxes

@@ -256,10 +256,10 @@ class Structure(models.Model):
     @property
     def crew_of(self):
         """The men its crew line counts the men inside out of: those it started its campaign or battle with
-        who did not walk out (a bunker manned below its sheet's strength is not short of the rest); for a
-        scenario's row, which has not started, its sheet's crew."""
+        (a bunker manned below its sheet's strength is not short of the rest; those who walked out are
+        named beside it); for a scenario's row, which has not started, its sheet's crew."""
         if self.crew_start:
-            return self.crew_start - self.crew_left
+            return self.crew_start
         return self.sheet.crew_total if self.sheet_id else 0
 
     @property

@@ -82,7 +82,7 @@ def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client
     # Side A: the Guards squad's 10 and the pit's 9 men; two lost, both of the crew. The seven who
     # walked out are the section on the roster, counted once and not lost.
     assert tally["Side A"] == ["1", "2 of 19 2 of them bunker crew", "0 of 2"]
-    assert "Crew 0/2 (side A) · 7 left it as infantry · 0 penetrating hits" in text_of(page, "ground")  # the two who stayed
+    assert "Crew 0/9 (side A) · 7 left it as infantry · 0 penetrating hits" in text_of(page, "ground")
 
     # Session 2 starts from that ground and roster, and ends: the tally does not change.
     two_url = signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "mist"})
@@ -151,7 +151,7 @@ def test_a_bunker_manned_below_its_sheet_counts_only_the_men_who_fall(client, wi
     finish(client, olga, one)
     tally, page = tally_of(client, olga, campaign)
     assert tally["Side A"] == ["1", "2 of 15 2 of them bunker crew", "0 of 2"]
-    assert "Crew 0/2 (side A) · 3 left it as infantry" in text_of(page, "ground")  # of the two who stayed
+    assert "Crew 0/5 (side A) · 3 left it as infantry" in text_of(page, "ground")  # the five it started with
 
     assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
                                      {"weather": "mist"}).status_code == 303

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.armies.models import Army, Unit, Weapon
-from apps.battles.models import Battle
+from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Club, Membership, Role
 from apps.structures.models import Floor, Material, Structure
@@ -135,7 +135,12 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     # This campaign puts fires out between sessions: the page says so rather than show a fire that
     # the next session will not have.
     assert not demo.campaign.fires_persist
-    assert "the fire is out when the next one starts" in text_of(response, f"ground-{barn.pk}")
+    assert "the fire was out when Village crossroads — session 1 began" in text_of(response, f"ground-{barn.pk}")
+    held = list(Battle.objects.filter(campaign=demo.campaign).values("pk", "status", "finished_at"))
+    Battle.objects.filter(campaign=demo.campaign).update(status=BattleStatus.FINISHED, finished_at=timezone.now())
+    assert "the fire is out when the next one starts" in text_of(client.get(campaign_url(demo)), f"ground-{barn.pk}")
+    for row in held:
+        Battle.objects.filter(pk=row.pop("pk")).update(**row)
     # The flamethrower's fire left it impassable, and that outlasts the fire.
     assert "stays impassable (burnt out: the seed makes a set-alight building" in text_of(response, f"ground-{barn.pk}")
     # The Bolt Action reading is not given for another ruleset's campaign, where impassable has other causes.

@@ -262,6 +262,11 @@ class SheetEditor:
                 self.main.add_error("penetration_row", f"Fill in all ten columns or none (missing: {', '.join(missing)})")
         for path, message in problems:
             self._place(path, message)
+        # "12 men, including 1 NCO": the NCOs are among the crew. Asked here only, not of an import: a
+        # club's backup holding a sheet saved before this check must still import.
+        ranked = sum(self.body["leaders"].values())
+        if ranked > self.body["crew_total"]:
+            self.leaders.coverage_errors = [f"{ranked} NCOs, more than the whole crew ({self.body['crew_total']} men)"]
         for fs in self.formsets():
             fs.slot_errors = list(fs.non_form_errors()) + getattr(fs, "coverage_errors", [])
         self.valid = forms_ok and not problems and not any(form.errors for form in self.all_forms()) and not any(

@@ -182,6 +182,8 @@ def test_add_a_row_without_javascript(client, world):
     ({"front-1-location": " walls"}, "err-id_front-1-location", "Walls is already a location on this facing"),
     ({"features": "Basic Sights\n" + "A" * 81}, "err-id_features", "At most 80 characters a feature (line 2 has 81)"),
     ({"features": "\n".join(f"Feature {i}" for i in range(51))}, "err-id_features", "At most 50 features (there are 51)"),
+    # "12 men, including 1 NCO": the NCOs are among the crew
+    ({"leaders-0-count": "13"}, "err-leaders", "13 NCOs, more than the whole crew (12 men)"),
 ])
 def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, world, changes, slot, words):
     data = editor(client, world.designer, world.sheet)

@@ -344,6 +344,12 @@ def structure_add(request, pk):
         form.add_error("blueprint", "The materials of this template are not loaded: run `manage.py demo` once.")
         return builder_with_errors(request, scenario, add_form=form)
     width, depth = Decimal(str(blueprint.width)), Decimal(str(blueprint.depth))
+    if width > scenario.table_width or depth > scenario.table_depth:
+        # It would stand off the table wherever it went, and the scenario's settings could not be saved.
+        form.add_error("blueprint", f"A {blueprint.label.split(' (')[0].lower()} is {number(width)}″ × "
+                                    f"{number(depth)}″: it does not fit on this {number(scenario.table_width)}″ × "
+                                    f"{number(scenario.table_depth)}″ table")
+        return builder_with_errors(request, scenario, add_form=form)
     kind = sheet.kind if sheet and blueprint.kind in ("bunker", "fort") else blueprint.kind
     name = form.cleaned_data["name"].strip() or (sheet.name if sheet else blueprint.label)
     added = added_meanwhile(scenario.structures, form.cleaned_data["after"], name, kind)

@@ -172,6 +172,19 @@ def test_add_structures_from_templates_with_damage_points_for_the_variant(client
     assert hill.structures.get(name="Shed").flimsy
 
 
+def test_a_template_larger_than_the_table_is_not_added(client, demo):
+    """A 12″ trench on a 10″ table was placed hanging off it, and the scenario's settings could then not be
+    saved at all ("Trench would be off the table: move them first")."""
+    assert new_scenario(client, demo, name="Tiny", table_width="10", table_depth="10").status_code == 302
+    tiny = Scenario.objects.get(name="Tiny")
+    response = add(client, tiny, "trench")
+    assert response.status_code == 400 and not tiny.structures.exists()
+    assert text_of(response, "add_blueprint_error") == "A trench is 12″ × 1.5″: it does not fit on this 10″ × 10″ table"
+    assert add(client, tiny, "foxhole").status_code == 302
+    foxhole = tiny.structures.get()
+    assert (foxhole.x, foxhole.y) == (5, 5)
+
+
 def test_a_bunker_needs_its_sheet_and_takes_its_crew(client, demo, hill):
     before = Structure.objects.count()
     response = add(client, hill, "bunker")

@@ -777,6 +777,9 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     gun = {**squad, "name": "AT gun", "kind": "artillery", "place": "point", "x": "12.5", "y": "3"}
     assert client.post(url, gun).status_code == 302
     assert Unit.objects.get(name="AT gun").x == Decimal("12.5")
+    response = client.post(url, {**gun, "name": "Lost gun", "x": "-1"})
+    assert response.status_code == 400 and not Unit.objects.filter(name="Lost gun").exists()
+    assert text_of(response, "id_x_error") == "Ensure this value is greater than or equal to 0."  # not also "Enter…"
     # What the builder saves must import back: the scenario import takes 1 to 32767 models.
     for models, words in (("0", "greater than or equal to 1"), ("99999999", "less than or equal to 32767")):
         response = client.post(url, {**squad, "name": "Odd squad", "place": "", "models_start": models})

@@ -456,6 +456,7 @@ ROWS = [
     Row("sheet_preview", "POST", EDITORS, kwargs=sheet_pk, htmx=True, data=lambda d, role: d.sheet_edit),
     Row("sheet_clone", "POST", EDITORS, changes=True, kwargs=sheet_pk,
         data=lambda d, role: {"club": d.mine.club.pk}),
+    Row("sheet_delete", "POST", EDITORS, changes=True, kwargs=sheet_pk),
     Row("sheet_export", "GET", MEMBERS, kwargs=sheet_pk),
     Row("sheet_print", "GET", MEMBERS, kwargs=sheet_pk),
     # Scenarios: every member reads; designers and organisers change; organisers start battles.

@@ -435,6 +435,35 @@ def test_a_new_sheet_form_that_names_no_sheet_it_knew_makes_nothing(client, worl
     assert BunkerSheet.objects.count() == before
 
 
+def test_a_designer_deletes_a_sheet_nothing_stands_on(client, world):
+    """There was no way to be rid of a draft or a clone. A sheet placed in a scenario, campaign or battle
+    stays, the refusal naming where; players, library sheets and other clubs' sheets are refused."""
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    draft = BunkerSheet.objects.create(club=world.club, slug="draft", name="Draft pillbox")
+    url = reverse("sheet_delete", args=[draft.pk])
+    assert signed_in(client, world.player).post(url).status_code == 403
+    assert signed_in(client, world.outsider).post(url).status_code == 404
+    assert signed_in(client, world.designer).post(reverse("sheet_delete", args=[world.library.pk])).status_code == 403
+    assert "Delete Draft pillbox" in body(client.get(reverse("sheet", args=[draft.pk])))
+    assert "Delete…" not in body(client.get(reverse("sheet", args=[world.library.pk])))
+
+    scenario = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=scenario, name="Pillbox", kind="bunker", sheet=draft, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="concrete"))
+    response = client.post(url)
+    assert response.status_code == 409 and BunkerSheet.objects.filter(pk=draft.pk).exists()
+    assert "Draft pillbox is placed in the scenario Hill 112" in body(response)
+
+    scenario.structures.all().delete()
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == reverse("sheet_list")
+    assert not BunkerSheet.objects.filter(pk=draft.pk).exists()
+    assert "Deleted Draft pillbox." in body(client.get(response["Location"]))
+    assert BunkerSheet.objects.filter(pk=world.sheet.pk).exists()
+
+
 def test_the_sheet_page_offers_edit_and_clone_to_designers_only(client, world):
     html = body(signed_in(client, world.designer).get(reverse("sheet", args=[world.library.pk])))
     assert reverse("sheet_edit", args=[world.library.pk]) not in html

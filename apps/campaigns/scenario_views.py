@@ -526,6 +526,25 @@ def structure_delete(request, pk, sid):
     return back_to(scenario, "ground")
 
 
+@login_required
+@require_POST
+@one_writer
+def scenario_delete(request, pk):
+    """A scenario no battle was started from (a draft, a mistaken import), with its ground and forces.
+    One that was played stays: its battles and campaigns name it, and a campaign's file carries it."""
+    scenario = editable_scenario(request, pk)
+    started = list(scenario.battles.order_by("pk").values_list("name", flat=True)[:3])
+    if started:
+        more = scenario.battles.count() - len(started)
+        listed = ", ".join(started) + (f" and {more} more" if more > 0 else "")
+        return refused(request, f"{scenario.name} stays: battles were started from it ({listed}), and their pages "
+                                "and their campaign's file name it.", status=409, title="Not deleted",
+                       back=reverse("scenario", args=[scenario.pk]))
+    scenario.delete()  # its structures, floors, openings, forces and units; club sheets stay
+    messages.success(request, f"Deleted the scenario {scenario.name}.")
+    return redirect("scenario_list")
+
+
 # ---------------------------------------------------------------------------------- zones and forces
 
 @login_required

@@ -172,6 +172,35 @@ def test_add_structures_from_templates_with_damage_points_for_the_variant(client
     assert hill.structures.get(name="Shed").flimsy
 
 
+def test_a_scenario_never_played_is_deleted_with_its_ground_and_forces(client, demo, hill):
+    """There was no way to be rid of a draft or a mistaken import. A scenario battles were started from
+    stays: their pages and their campaign's file name it."""
+    add(client, hill, "house-brick-2")
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    add(client, hill, "bunker", sheet=sheet.pk)
+    client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": "A", "newarmy-name": "Guards"})
+    url = reverse("scenario_delete", args=[hill.pk])
+    assert signed_in(client, demo.player).post(url).status_code == 403
+    assert signed_in(client, demo.outsider).post(url).status_code == 404
+    assert Scenario.objects.filter(pk=hill.pk).exists() and hill.structures.count() == 2
+
+    signed_in(client, demo.designer)
+    assert "Delete Hill 112 with its ground and forces" in body(client.get(reverse("scenario", args=[hill.pk])))
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == reverse("scenario_list")
+    assert not Scenario.objects.filter(pk=hill.pk).exists()
+    assert not Structure.objects.filter(scenario_id=hill.pk).exists()
+    assert BunkerSheet.objects.filter(pk=sheet.pk).exists()
+    assert "Deleted the scenario Hill 112." in body(client.get(response["Location"]))
+
+    played = demo.village
+    battles = played.battles.count()
+    assert battles
+    response = client.post(reverse("scenario_delete", args=[played.pk]))
+    assert response.status_code == 409 and "Village crossroads stays: battles were started from it" in body(response)
+    assert Scenario.objects.filter(pk=played.pk).exists() and played.battles.count() == battles
+
+
 def test_a_template_larger_than_the_table_is_not_added(client, demo):
     """A 12″ trench on a 10″ table was placed hanging off it, and the scenario's settings could then not be
     saved at all ("Trench would be off the table: move them first")."""

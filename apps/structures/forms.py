@@ -154,13 +154,27 @@ class BaseLocationFormSet(forms.BaseFormSet):
             seen.setdefault(name.lower(), name)
 
 
+class BaseLeaderFormSet(forms.BaseFormSet):
+    def clean(self):
+        """The card keeps one count per rank: a second "NCO" row replaced the first's count."""
+        seen = set()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", {}) or {}
+            rank = (data.get("rank") or "").strip()
+            if data.get("DELETE") or not rank or "rank" in form.errors:
+                continue
+            if rank in seen:
+                form.add_error("rank", f"{rank} is listed twice: add up the count in one row")
+            seen.add(rank)
+
+
 def formset(form, extra, base=forms.BaseFormSet):
     return formset_factory(form, formset=base, extra=extra, can_delete=False, max_num=50, absolute_max=60,
                            validate_max=True)
 
 
 LocationFormSet = formset(LocationForm, 1, BaseLocationFormSet)
-LeaderFormSet = formset(LeaderForm, 1)
+LeaderFormSet = formset(LeaderForm, 1, BaseLeaderFormSet)
 WeaponFormSet = formset(WeaponForm, 1)
 
 

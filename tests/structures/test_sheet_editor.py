@@ -184,6 +184,8 @@ def test_add_a_row_without_javascript(client, world):
     ({"features": "\n".join(f"Feature {i}" for i in range(51))}, "err-id_features", "At most 50 features (there are 51)"),
     # "12 men, including 1 NCO": the NCOs are among the crew
     ({"leaders-0-count": "13"}, "err-leaders", "13 NCOs, more than the whole crew (12 men)"),
+    ({"leaders-1-rank": "NCO", "leaders-1-count": "1"}, "err-id_leaders-1-rank",
+     "NCO is listed twice: add up the count in one row"),
 ])
 def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, world, changes, slot, words):
     data = editor(client, world.designer, world.sheet)

@@ -456,6 +456,7 @@ ROWS = [
     Row("sheet_preview", "POST", EDITORS, kwargs=sheet_pk, htmx=True, data=lambda d, role: d.sheet_edit),
     Row("sheet_clone", "POST", EDITORS, changes=True, kwargs=sheet_pk,
         data=lambda d, role: {"club": d.mine.club.pk}),
+    Row("sheet_delete", "POST", EDITORS, changes=True, kwargs=sheet_pk),
     Row("sheet_export", "GET", MEMBERS, kwargs=sheet_pk),
     Row("sheet_print", "GET", MEMBERS, kwargs=sheet_pk),
     # Scenarios: every member reads; designers and organisers change; organisers start battles.
@@ -491,6 +492,8 @@ ROWS = [
     Row("scenario_unit_delete", "POST", EDITORS, changes=True, kwargs=scenario_unit),
     Row("scenario_start", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.start),
     Row("scenario_campaign", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.campaign),
+    # The demo's scenario has started battles: it stays (409); one never played is deleted (its own test).
+    Row("scenario_delete", "POST", "login login 403 403 409 409 404", kwargs=scenario_pk),
     Row("scenario_export", "GET", MEMBERS, kwargs=scenario_pk),
     Row("scenario_print", "GET", MEMBERS, kwargs=scenario_pk),
 ]

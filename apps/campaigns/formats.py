@@ -16,7 +16,8 @@ from django.db.models import Q
 from apps.armies.models import Army, Experience, Side as ArmySide, TankClass, Unit, UnitKind, UnitWeapon, Weapon
 from apps.campaigns.models import Club, DamageVariant, Ruleset, Scenario, Weather
 from apps.structures.formats import (ROOT, Checker, FormatErrors, _check_designer, check_document, clean_sheet,
-                                     first_free, item, join, new_sheet, number, sheet_body, show, unique_slug)
+                                     first_free, item, join, new_sheet, number, sheet_body, show, unique_sheet_name,
+                                     unique_slug)
 from apps.structures.models import (NO_CREW, BunkerSheet, Floor, Material, Opening, OpeningKind, Side, Structure,
                                     StructureKind, footprint_reach, has_crews)
 
@@ -676,7 +677,7 @@ def free_name(siblings, name, taken=()):
 def resolve_sheets(bodies, club):
     """The file's sheets as rows: the library sheet or the club's own when one with the same slug
     holds exactly the same card, otherwise a new club sheet (slug suffixed if the club uses it)."""
-    rows, taken = {}, set()
+    rows, taken, names = {}, set(), set()
     known = {(s.club_id, s.slug): s for s in BunkerSheet.objects.filter(
         Q(club__isnull=True) | Q(club=club), slug__in=list(bodies))}
     for slug, body in bodies.items():
@@ -684,8 +685,11 @@ def resolve_sheets(bodies, club):
         match = next((s for s in (library, own) if s is not None and sheet_body(s) == body), None)
         if match is None:
             match = new_sheet(body, club, unique_slug(club, slug, taken))
+            if match.name:  # a name of its own, as a sheet import or a clone gets: the builder offers them by name
+                match.name = unique_sheet_name(club, match.name, names)
             match.save()
             taken.add(match.slug)
+            names.add(match.name)
         rows[slug] = match
     return rows
 

@@ -712,7 +712,8 @@ class UnitForm(SeenState, forms.ModelForm):
         if place == "point":
             for name, limit in (("x", self.scenario.table_width), ("y", self.scenario.table_depth)):
                 if data.get(name) is None:
-                    self.add_error(name, "Enter where it stands")
+                    if name not in self.errors:  # a value given but refused says why itself
+                        self.add_error(name, "Enter where it stands")
                 elif data[name] > limit:
                     self.add_error(name, f"The table is {number(limit)}″: enter 0 to {number(limit)}")
         elif place.startswith("floor:"):

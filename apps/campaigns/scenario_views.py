@@ -344,6 +344,12 @@ def structure_add(request, pk):
         form.add_error("blueprint", "The materials of this template are not loaded: run `manage.py demo` once.")
         return builder_with_errors(request, scenario, add_form=form)
     width, depth = Decimal(str(blueprint.width)), Decimal(str(blueprint.depth))
+    if width > scenario.table_width or depth > scenario.table_depth:
+        # It would stand off the table wherever it went, and the scenario's settings could not be saved.
+        form.add_error("blueprint", f"A {blueprint.label.split(' (')[0].lower()} is {number(width)}″ × "
+                                    f"{number(depth)}″: it does not fit on this {number(scenario.table_width)}″ × "
+                                    f"{number(scenario.table_depth)}″ table")
+        return builder_with_errors(request, scenario, add_form=form)
     kind = sheet.kind if sheet and blueprint.kind in ("bunker", "fort") else blueprint.kind
     name = form.cleaned_data["name"].strip() or (sheet.name if sheet else blueprint.label)
     added = added_meanwhile(scenario.structures, form.cleaned_data["after"], name, kind)
@@ -518,6 +524,25 @@ def structure_delete(request, pk, sid):
     structure.delete()  # units on its floors stay in the force, not placed (floor SET_NULL)
     messages.success(request, f"Removed {structure.name}.")
     return back_to(scenario, "ground")
+
+
+@login_required
+@require_POST
+@one_writer
+def scenario_delete(request, pk):
+    """A scenario no battle was started from (a draft, a mistaken import), with its ground and forces.
+    One that was played stays: its battles and campaigns name it, and a campaign's file carries it."""
+    scenario = editable_scenario(request, pk)
+    started = list(scenario.battles.order_by("pk").values_list("name", flat=True)[:3])
+    if started:
+        more = scenario.battles.count() - len(started)
+        listed = ", ".join(started) + (f" and {more} more" if more > 0 else "")
+        return refused(request, f"{scenario.name} stays: battles were started from it ({listed}), and their pages "
+                                "and their campaign's file name it.", status=409, title="Not deleted",
+                       back=reverse("scenario", args=[scenario.pk]))
+    scenario.delete()  # its structures, floors, openings, forces and units; club sheets stay
+    messages.success(request, f"Deleted the scenario {scenario.name}.")
+    return redirect("scenario_list")
 
 
 # ---------------------------------------------------------------------------------- zones and forces

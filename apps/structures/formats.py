@@ -571,11 +571,12 @@ def unique_slug(club, slug, taken=()):
     return first_free(slug, existing | set(taken), lambda n: f"{slug[:75]}-{n}")
 
 
-def unique_sheet_name(club, name):
+def unique_sheet_name(club, name, taken=()):
+    """`name`, or "name (2)", "name (3)"… when the club (or `taken`) already has a sheet called so."""
     from apps.structures.models import BunkerSheet
 
     existing = set(BunkerSheet.objects.filter(club=club, name__startswith=name).values_list("name", flat=True))
-    return first_free(name, existing, lambda n: f"{name[:90]} ({n})")
+    return first_free(name, existing | set(taken), lambda n: f"{name[:90]} ({n})")
 
 
 def new_sheet(body, club, slug=None):

@@ -154,13 +154,27 @@ class BaseLocationFormSet(forms.BaseFormSet):
             seen.setdefault(name.lower(), name)
 
 
+class BaseLeaderFormSet(forms.BaseFormSet):
+    def clean(self):
+        """The card keeps one count per rank: a second "NCO" row replaced the first's count."""
+        seen = set()
+        for form in self.forms:
+            data = getattr(form, "cleaned_data", {}) or {}
+            rank = (data.get("rank") or "").strip()
+            if data.get("DELETE") or not rank or "rank" in form.errors:
+                continue
+            if rank in seen:
+                form.add_error("rank", f"{rank} is listed twice: add up the count in one row")
+            seen.add(rank)
+
+
 def formset(form, extra, base=forms.BaseFormSet):
     return formset_factory(form, formset=base, extra=extra, can_delete=False, max_num=50, absolute_max=60,
                            validate_max=True)
 
 
 LocationFormSet = formset(LocationForm, 1, BaseLocationFormSet)
-LeaderFormSet = formset(LeaderForm, 1)
+LeaderFormSet = formset(LeaderForm, 1, BaseLeaderFormSet)
 WeaponFormSet = formset(WeaponForm, 1)
 
 
@@ -262,6 +276,11 @@ class SheetEditor:
                 self.main.add_error("penetration_row", f"Fill in all ten columns or none (missing: {', '.join(missing)})")
         for path, message in problems:
             self._place(path, message)
+        # "12 men, including 1 NCO": the NCOs are among the crew. Asked here only, not of an import: a
+        # club's backup holding a sheet saved before this check must still import.
+        ranked = sum(self.body["leaders"].values())
+        if ranked > self.body["crew_total"]:
+            self.leaders.coverage_errors = [f"{ranked} NCOs, more than the whole crew ({self.body['crew_total']} men)"]
         for fs in self.formsets():
             fs.slot_errors = list(fs.non_form_errors()) + getattr(fs, "coverage_errors", [])
         self.valid = forms_ok and not problems and not any(form.errors for form in self.all_forms()) and not any(

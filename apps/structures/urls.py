@@ -12,6 +12,7 @@ urlpatterns = [
     path("sheets/<int:pk>/edit/", views.sheet_edit, name="sheet_edit"),
     path("sheets/<int:pk>/preview/", views.sheet_preview, name="sheet_preview"),
     path("sheets/<int:pk>/clone/", views.sheet_clone, name="sheet_clone"),
+    path("sheets/<int:pk>/delete/", views.sheet_delete, name="sheet_delete"),
     path("sheets/<int:pk>/export/", views.sheet_export, name="sheet_export"),
     path("sheets/<int:pk>/print/", views.sheet_print, name="sheet_print"),
 ]

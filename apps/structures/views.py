@@ -508,6 +508,25 @@ def sheet_new(request):
 
 
 @login_required
+@require_POST
+def sheet_delete(request, pk):
+    """A club sheet nothing stands on: drafts and clones a designer no longer wants. One a scenario,
+    campaign or battle places is refused, naming where (those hold the sheet itself, not a copy)."""
+    sheet = editable_sheet(request, pk)
+    with transaction.atomic():
+        used = Structure.objects.filter(sheet=sheet)
+        where = sorted(set(used.filter(scenario__isnull=False).values_list("scenario__name", flat=True)))
+        where = [f"the scenario {name}" for name in where] + in_play(sheet)
+        if where:
+            return refused(request, f"{sheet.name or 'This sheet'} is placed in {', '.join(where)}: it stays until "
+                                    "nothing stands on it (remove it from those scenarios, or clone it and change "
+                                    "the clone).", status=409, title="Not deleted", back=reverse("sheet", args=[sheet.pk]))
+        sheet.delete()
+    messages.success(request, f"Deleted {sheet.name or 'the sheet'}.")
+    return redirect("sheet_list")
+
+
+@login_required
 def sheet_export(request, pk):
     sheet = permissions.get_or_404(permissions.sheets_for(request.user), pk=pk)
     # Named as the sheet is now: a renamed clone keeps the slug it was cloned with.

@@ -172,6 +172,48 @@ def test_add_structures_from_templates_with_damage_points_for_the_variant(client
     assert hill.structures.get(name="Shed").flimsy
 
 
+def test_a_scenario_never_played_is_deleted_with_its_ground_and_forces(client, demo, hill):
+    """There was no way to be rid of a draft or a mistaken import. A scenario battles were started from
+    stays: their pages and their campaign's file name it."""
+    add(client, hill, "house-brick-2")
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    add(client, hill, "bunker", sheet=sheet.pk)
+    client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": "A", "newarmy-name": "Guards"})
+    url = reverse("scenario_delete", args=[hill.pk])
+    assert signed_in(client, demo.player).post(url).status_code == 403
+    assert signed_in(client, demo.outsider).post(url).status_code == 404
+    assert Scenario.objects.filter(pk=hill.pk).exists() and hill.structures.count() == 2
+
+    signed_in(client, demo.designer)
+    assert "Delete Hill 112 with its ground and forces" in body(client.get(reverse("scenario", args=[hill.pk])))
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == reverse("scenario_list")
+    assert not Scenario.objects.filter(pk=hill.pk).exists()
+    assert not Structure.objects.filter(scenario_id=hill.pk).exists()
+    assert BunkerSheet.objects.filter(pk=sheet.pk).exists()
+    assert "Deleted the scenario Hill 112." in body(client.get(response["Location"]))
+
+    played = demo.village
+    battles = played.battles.count()
+    assert battles
+    response = client.post(reverse("scenario_delete", args=[played.pk]))
+    assert response.status_code == 409 and "Village crossroads stays: battles were started from it" in body(response)
+    assert Scenario.objects.filter(pk=played.pk).exists() and played.battles.count() == battles
+
+
+def test_a_template_larger_than_the_table_is_not_added(client, demo):
+    """A 12″ trench on a 10″ table was placed hanging off it, and the scenario's settings could then not be
+    saved at all ("Trench would be off the table: move them first")."""
+    assert new_scenario(client, demo, name="Tiny", table_width="10", table_depth="10").status_code == 302
+    tiny = Scenario.objects.get(name="Tiny")
+    response = add(client, tiny, "trench")
+    assert response.status_code == 400 and not tiny.structures.exists()
+    assert text_of(response, "add_blueprint_error") == "A trench is 12″ × 1.5″: it does not fit on this 10″ × 10″ table"
+    assert add(client, tiny, "foxhole").status_code == 302
+    foxhole = tiny.structures.get()
+    assert (foxhole.x, foxhole.y) == (5, 5)
+
+
 def test_a_bunker_needs_its_sheet_and_takes_its_crew(client, demo, hill):
     before = Structure.objects.count()
     response = add(client, hill, "bunker")
@@ -764,6 +806,9 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     gun = {**squad, "name": "AT gun", "kind": "artillery", "place": "point", "x": "12.5", "y": "3"}
     assert client.post(url, gun).status_code == 302
     assert Unit.objects.get(name="AT gun").x == Decimal("12.5")
+    response = client.post(url, {**gun, "name": "Lost gun", "x": "-1"})
+    assert response.status_code == 400 and not Unit.objects.filter(name="Lost gun").exists()
+    assert text_of(response, "id_x_error") == "Ensure this value is greater than or equal to 0."  # not also "Enter…"
     # What the builder saves must import back: the scenario import takes 1 to 32767 models.
     for models, words in (("0", "greater than or equal to 1"), ("99999999", "less than or equal to 32767")):
         response = client.post(url, {**squad, "name": "Odd squad", "place": "", "models_start": models})

@@ -101,6 +101,27 @@ def test_a_sheet_that_differs_from_the_library_becomes_a_club_sheet(demo):
     assert again.structures.get(name="Soviet AT/HMG Loghouse").sheet == loghouse
 
 
+def test_a_new_club_sheet_from_a_scenario_file_gets_a_name_of_its_own(demo):
+    """The builder offers a club's sheets by name: a file's card that differs from the club's sheet of
+    the same name (an older export, a changed copy) became a second sheet called alike."""
+    data = village(demo)
+    data["sheets"][0]["crew_total"] = 14
+    first = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    data["sheets"][0]["crew_total"] = 15
+    second = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    names = [s.structures.get(name="Soviet AT/HMG Loghouse").sheet.name for s in (first, second)]
+    assert names == ["Soviet AT/HMG Loghouse", "Soviet AT/HMG Loghouse (2)"]
+    # Two cards of one name in one file are named apart too.
+    data["sheets"][0]["crew_total"] = 16
+    data["sheets"].append({**copy.deepcopy(data["sheets"][0]), "slug": "loghouse-b", "crew_total": 17})
+    data["structures"][7]["sheet"] = "loghouse-b"
+    assert data["structures"][7]["name"] == "Soviet AT/HMG Loghouse"
+    third = import_scenario(data, club=demo.olga_club, user=demo.olga)
+    assert sorted(BunkerSheet.objects.filter(club=demo.olga_club, crew_total__in=(16, 17)).values_list(
+        "crew_total", "name")) == [(16, "Soviet AT/HMG Loghouse (3)"), (17, "Soviet AT/HMG Loghouse (4)")]
+    assert third.structures.get(name="Soviet AT/HMG Loghouse").sheet.crew_total == 17
+
+
 def test_battle_state_round_trips_when_present(demo):
     house = demo.village.structures.get(name="Thatched barn")
     Structure.objects.filter(pk=house.pk).update(damage_taken=5, fire_size=12.5, fire_started_turn=2, impassable=True)

@@ -182,6 +182,10 @@ def test_add_a_row_without_javascript(client, world):
     ({"front-1-location": " walls"}, "err-id_front-1-location", "Walls is already a location on this facing"),
     ({"features": "Basic Sights\n" + "A" * 81}, "err-id_features", "At most 80 characters a feature (line 2 has 81)"),
     ({"features": "\n".join(f"Feature {i}" for i in range(51))}, "err-id_features", "At most 50 features (there are 51)"),
+    # "12 men, including 1 NCO": the NCOs are among the crew
+    ({"leaders-0-count": "13"}, "err-leaders", "13 NCOs, more than the whole crew (12 men)"),
+    ({"leaders-1-rank": "NCO", "leaders-1-count": "1"}, "err-id_leaders-1-rank",
+     "NCO is listed twice: add up the count in one row"),
 ])
 def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, world, changes, slot, words):
     data = editor(client, world.designer, world.sheet)
@@ -431,6 +435,35 @@ def test_a_new_sheet_form_that_names_no_sheet_it_knew_makes_nothing(client, worl
     response = signed_in(client, world.designer).post(reverse("sheet_new"), {"club": world.club.pk, "after": "-1"})
     assert response.status_code == 400 and "reload the page and try again" in body(response)
     assert BunkerSheet.objects.count() == before
+
+
+def test_a_designer_deletes_a_sheet_nothing_stands_on(client, world):
+    """There was no way to be rid of a draft or a clone. A sheet placed in a scenario, campaign or battle
+    stays, the refusal naming where; players, library sheets and other clubs' sheets are refused."""
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    draft = BunkerSheet.objects.create(club=world.club, slug="draft", name="Draft pillbox")
+    url = reverse("sheet_delete", args=[draft.pk])
+    assert signed_in(client, world.player).post(url).status_code == 403
+    assert signed_in(client, world.outsider).post(url).status_code == 404
+    assert signed_in(client, world.designer).post(reverse("sheet_delete", args=[world.library.pk])).status_code == 403
+    assert "Delete Draft pillbox" in body(client.get(reverse("sheet", args=[draft.pk])))
+    assert "Delete…" not in body(client.get(reverse("sheet", args=[world.library.pk])))
+
+    scenario = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=scenario, name="Pillbox", kind="bunker", sheet=draft, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="concrete"))
+    response = client.post(url)
+    assert response.status_code == 409 and BunkerSheet.objects.filter(pk=draft.pk).exists()
+    assert "Draft pillbox is placed in the scenario Hill 112" in body(response)
+
+    scenario.structures.all().delete()
+    response = client.post(url)
+    assert response.status_code == 302 and response["Location"] == reverse("sheet_list")
+    assert not BunkerSheet.objects.filter(pk=draft.pk).exists()
+    assert "Deleted Draft pillbox." in body(client.get(response["Location"]))
+    assert BunkerSheet.objects.filter(pk=world.sheet.pk).exists()
 
 
 def test_the_sheet_page_offers_edit_and_clone_to_designers_only(client, world):

@@ -10,6 +10,7 @@ import uuid
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.http import QueryDict
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -1040,6 +1041,35 @@ def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
     entry = LogEntry.objects.get(battle=w.battle, action="ba_damage")
     assert entry.side == "A" and entry.inputs["attacker"] == uid(w.gun)
     assert Unit.objects.get(pk=w.squad.pk).models_left == 10 - 3
+
+
+@pytest.mark.parametrize("mode", ["player", "server"])
+def test_a_damage_roll_is_offered_with_the_dice_the_hits_were_rolled_with(client, w, mode):
+    """Players who rolled the HE hits with their own dice were offered the damage roll on "Roll for
+    me": tapping Resolve had the server roll it for them. It opens on the mode the hits were rolled in,
+    asking for one die per hit; the damage rolled with the players' dice is the one logged."""
+    signed(client, w.alice)
+    dice = {"dice_0": "2", "dice_1": "1"} if mode == "player" else {}
+    answer = client.post(url(w, "battle_resolve"), he_attack(w, dice_mode=mode, **dice), **HTMX)
+    link = next(a for a in page(answer).find("attack-form").find_all("a") if "Roll damage" in a.text())
+    query = link.attrs["hx-get"].split("?", 1)[1]
+    filled = page(client.get(f"{url(w, 'battle_form')}?{query}", **HTMX)).find("attack-form")
+    checked = [i.attrs["value"] for i in filled.find_all("input") if i.attrs.get("name") == "dice_mode"
+               and "checked" in i.attrs]
+    assert checked == [mode]
+    hits = LogEntry.objects.get(battle=w.battle, action="ba_he").outcome["effects"]
+    n = next(e["n"] for e in hits if e["type"] == "hits")
+    dice_fields = [i for i in filled.find_all("input") if i.attrs.get("name", "").startswith("dice_")
+                   and i.attrs["name"] != "dice_mode"]
+    assert len(dice_fields) == (n if mode == "player" else 0)
+    if mode == "player":
+        done = client.post(url(w, "battle_resolve"), {**QueryDict(query).dict(), "pen": "0", "close_quarters": "no",
+                                                      **{f"dice_{i}": "6" for i in range(n)},
+                                                      "client_token": str(uuid.uuid4())}, **HTMX)
+        assert "Resolved #" in body(done), form_html(done)
+        entry = LogEntry.objects.get(battle=w.battle, action="ba_damage")
+        assert {d["source"] for d in entry.dice} == {"player"}
+        assert Unit.objects.get(pk=w.squad.pk).models_left == 10 - n
 
 
 def test_unit_choices_count_models_and_a_lone_weapon_is_chosen(client, w):

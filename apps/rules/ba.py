@@ -165,7 +165,9 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
     # The unit aimed at when the bomb bursts on another floor: say what happened to it all the same.
     if down_unit is not None and down_unit != victim:
         words.append(f"{down_unit.label} went Down")
-    if pinned is not None and pins and pinned != victim:
+    # The pins on the unit hit too (the flamethrower's entry says them): the log read as if none were placed.
+    collapsed = hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES)
+    if pinned is not None and pins and (pinned != victim or not (bunker or collapsed)):
         words.append(f"{pinned.label} +{pins} pin{'s' * (pins != 1)}")
     return effects, "; ".join(words)
 

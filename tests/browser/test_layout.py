@@ -104,3 +104,19 @@ def test_a_choice_whose_words_wrap_keeps_a_full_size_box_to_tap(live_server, dem
                                  .filter(label => label.getBoundingClientRect().height > 50).length""")
     assert wrapped, "no choice wraps at 360 px: the test no longer tests anything"
     assert boxes and all(w == h == 19 for _, w, h in boxes), boxes
+
+
+def test_a_turn_button_is_as_tall_as_its_words_not_as_its_neighbours_reason(live_server, demo, watch):
+    """LaserGrenadiers before the upkeep: End turn's reason runs to nine lines on a phone, and the Pass
+    button beside it (disabled, its own reason three lines) was stretched to fill the row, three lines
+    of empty button. Each button is as tall as its label; the reasons sit under them."""
+    Battle.objects.filter(pk=demo.pk).update(ruleset="lg", upkeep_turn=demo.turn - 1, sequence={})
+    page = watch("alice")
+    page.set_viewport_size({"width": 390, "height": 800})
+    sign_in(page, live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    heights = page.evaluate("""() => Object.fromEntries(Array.from(document.querySelectorAll('#turns .turn-button'),
+                                 b => [b.dataset.action, Math.round(b.getBoundingClientRect().height)]))""")
+    reasons = page.evaluate("() => Array.from(document.querySelectorAll('#turns .turn-reason'), p => p.id)")
+    assert {"why-lg_pass", "why-end_turn"} <= set(reasons), reasons  # both disabled, each with its reason
+    assert heights["lg_pass"] == heights["end_turn"] < 60, heights

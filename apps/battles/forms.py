@@ -265,7 +265,7 @@ class ActionForm(forms.Form):
             choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)]
             return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)
         if f.type == "floor":
-            return forms.CharField(widget=forms.Select(choices=self._floors(optional)), **kw)
+            return forms.CharField(widget=forms.Select(choices=self._floors(optional, f)), **kw)
         if f.type == "weapon":
             return forms.CharField(widget=forms.Select(choices=self._weapons(f.name)), **kw)
         return forms.CharField(**kw)
@@ -366,16 +366,24 @@ class ActionForm(forms.Form):
             choices.append(unit_choice(self.state, unit, why) if unit else (current, current))
         return choices
 
-    def _floors(self, optional):
+    def _floors(self, optional, field=None):
         structure = self.state.structures.get(str(self.data.get("structure", "")))
         if structure is None:
             return [("", "Choose the structure first")]
-        choices = []
+        aimed = self.state.units.get(str(self.data.get(field.floor_of, ""))) if field and field.floor_of else None
+        aimed = aimed if aimed is not None and aimed.structure == structure.id else None
+        choices, current = [], str(self.data.get("floor", ""))
         for f in structure.floors:
             unit = self.state.units.get(f.unit) if f.unit else None
             who = f"{unit.label} (side {unit.side})" if unit else "empty"
-            choices.append((str(f.level), f"{f.label.capitalize()} — {who}"))
-        current = str(self.data.get("floor", ""))
+            if aimed is None or f.level == aimed.floor:
+                choices.append((str(f.level), f"{f.label.capitalize()} — {who}"))
+            elif str(f.level) == current and self.keep_invalid:
+                choices.append((current, f"{f.label.capitalize()} — {aimed.label} is not there"))
+            elif str(f.level) == current:
+                # Left from before the unit was chosen: the unit's floor is the one aimed at.
+                self.data.pop("floor", None)
+                current = ""
         if current and current not in {c[0] for c in choices}:
             choices.append((current, f"Floor {current} (not in {structure.label})"))
         return _blank(choices, optional, "— not chosen —")

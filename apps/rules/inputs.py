@@ -42,6 +42,9 @@ class Field:
     # strike, the pieces inside): `structure_allows(structure, choice key or unit)`. The form offers
     # only those it allows; the rule still refuses the others with its reason, for a form sent anyway.
     structure_allows: Callable | None = field(default=None, compare=False)
+    # A "floor" field that, once the unit field it names is chosen, can only be that unit's floor: the
+    # form offers that floor alone (the rule refuses another).
+    floor_of: str | None = None
 
     def to_dict(self):
         return {"name": self.name, "type": self.type, "label": self.label, "help": self.help,

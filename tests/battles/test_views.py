@@ -616,6 +616,8 @@ BAD_INPUTS = {
     "die out of range": (lambda w: {"dice_0": "7", "dice_1": "2"}, None, "7 is not a d6 result"),
     "unknown action": (lambda w: {"action": "dh_main_gun"}, None, "not an action of this battle"),
     "attacker of the other side": (lambda w: {"attacker": f"u{w.pioneers.pk}"}, "attacker", "Pioneers is side B"),
+    # Nor another floor than the unit aimed at's (test_the_unit_aimed_at_…); sent anyway, refused.
+    "floor not the unit aimed at's": (lambda w: {"floor": "0"}, "floor", "Grenadiers is on floor 1, not 0"),
     # The form no longer offers a unit outside the building (test_the_unit_aimed_at_…); sent anyway, refused.
     "unit aimed at outside the building": (lambda w: {"target": f"u{w.pioneers.pk}"}, "target",
                                            "Pioneers is not inside Brick house"),
@@ -1934,6 +1936,25 @@ def test_the_unit_aimed_at_is_one_inside_the_target_building(client, w, action):
     empty = w.structure("Empty barn", floors=1, x=50, y=30)
     form = page(client.get(url(w, "battle_form"), {**ask, "structure": sid(empty)}, **HTMX)).find("id_target")
     assert [o.attrs["value"] for o in form.find_all("option")] == [""]
+
+
+@pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower"])
+def test_the_floor_aimed_at_is_the_floor_of_the_unit_aimed_at(client, w, action):
+    """Aiming at a unit, the floor is its own (A-BA-3): every floor was offered and another was refused
+    ("Grenadiers is on floor 1, not 0"). Only its floor is offered then, and one chosen before the unit
+    was is let go; with no unit aimed at, every floor of the building is offered."""
+    signed(client, w.alice)
+
+    def floors(**ask):
+        form = page(client.get(url(w, "battle_form"), {"action": action, "structure": sid(w.house), **ask}, **HTMX))
+        options = form.find("id_floor").find_all("option")
+        return [(o.attrs["value"], "selected" in o.attrs) for o in options], form.find("attack-form").text()
+
+    assert floors(target=uid(w.squad))[0] == [("", True), ("1", False)]
+    assert floors(target=uid(w.squad), floor="1")[0] == [("", False), ("1", True)]
+    chosen, text = floors(target=uid(w.squad), floor="0")
+    assert chosen == [("", True), ("1", False)] and "is on floor" not in text
+    assert floors(floor="0")[0] == [("", False), ("0", True), ("1", False)]
 
 
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):

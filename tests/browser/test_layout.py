@@ -1,6 +1,8 @@
 """Layout a club runs into away from the battle screen's happy path, in real Chromium on a phone:
 names a club typed without spaces, and the places a page jumps to."""
 
+import re
+
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
@@ -120,3 +122,19 @@ def test_a_turn_button_is_as_tall_as_its_words_not_as_its_neighbours_reason(live
     reasons = page.evaluate("() => Array.from(document.querySelectorAll('#turns .turn-reason'), p => p.id)")
     assert {"why-lg_pass", "why-end_turn"} <= set(reasons), reasons  # both disabled, each with its reason
     assert heights["lg_pass"] == heights["end_turn"] < 60, heights
+
+
+@pytest.mark.parametrize("width", [320, 390, 1280])
+def test_the_clubs_menu_opens_on_the_screen(live_server, demo, watch, width):
+    """On a phone the nav wraps to a second line and "Clubs" starts it at the left: its list, hung from
+    the right of "Clubs", ran off the screen's left edge ("o Club" of "Redoubt Demo Club")."""
+    page = watch("alice")
+    page.set_viewport_size({"width": width, "height": 700})
+    sign_in(page, live_server.url, "alice")
+    page.locator(".menu > summary").click()
+    link = page.locator(".menu-list a", has_text="Redoubt Demo Club")
+    expect(link).to_be_visible()
+    box = page.locator(".menu-list").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, (box, width)
+    link.click()
+    expect(page).to_have_url(re.compile(r"/clubs/redoubt-demo-club/$"))

@@ -1049,10 +1049,13 @@ def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
 def test_a_damage_roll_is_offered_with_the_dice_the_hits_were_rolled_with(client, w, mode):
     """Players who rolled the HE hits with their own dice were offered the damage roll on "Roll for
     me": tapping Resolve had the server roll it for them. It opens on the mode the hits were rolled in,
-    asking for one die per hit; the damage rolled with the players' dice is the one logged."""
+    asking for one die per hit; the damage rolled with the players' dice is the one logged. (A D6 shell:
+    one the server rolls cannot bring the house down, which would leave no damage to roll.)"""
+    d6 = factories.weapon("ba", "he-d6", name="HE shell D6", he_value="D6")
+    UnitWeapon.objects.create(unit=w.gun, weapon=d6)
     signed(client, w.alice)
-    dice = {"dice_0": "2", "dice_1": "1"} if mode == "player" else {}
-    answer = client.post(url(w, "battle_resolve"), he_attack(w, dice_mode=mode, **dice), **HTMX)
+    dice = {"dice_0": "3"} if mode == "player" else {}
+    answer = client.post(url(w, "battle_resolve"), he_attack(w, weapon=f"w{d6.pk}", dice_mode=mode, **dice), **HTMX)
     link = next(a for a in page(answer).find("attack-form").find_all("a") if "Roll damage" in a.text())
     query = link.attrs["hx-get"].split("?", 1)[1]
     filled = page(client.get(f"{url(w, 'battle_form')}?{query}", **HTMX)).find("attack-form")

@@ -398,11 +398,14 @@ class ActionForm(forms.Form):
         air = self.data.get("mode") == "air_strike"
         if unit is not None and not air:
             carried = unit.weapons
+        # The acting unit fires only what it carries (services refuses the rest): one that carries
+        # nothing was offered the whole catalogue, and then told it did not carry what it chose.
+        armed = bool(carried) or (unit is not None and not air and self.spec.key not in WEAPON_OF)
         spec = next((f for f in self.spec.fields if f.name == name), None)
         fits = (spec and spec.fits) or (lambda w: True)
         # …and, where it depends on them, with the other inputs as chosen (ba_indirect's mode).
         fits_with = (spec and spec.fits_with) or (lambda w, inputs: True)
-        listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
+        listed = carried if armed else sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
         choices = [(k, self.state.weapons[k].name) for k in listed
                    if k in self.state.weapons and fits(self.state.weapons[k])
                    and fits_with(self.state.weapons[k], self.data)]
@@ -411,9 +414,9 @@ class ActionForm(forms.Form):
             self.data[name] = current = choices[0][0]  # nothing to choose: the one weapon of the unit that can
         if current and current not in {c[0] for c in choices}:
             weapon = self.state.weapons.get(current)
-            why = "not carried" if weapon and current not in carried and carried else "cannot do this"
+            why = "not carried" if weapon and current not in carried and armed else "cannot do this"
             choices.append((current, f"{weapon.name} ({why})" if weapon else current))
-        blank = "Choose a weapon" if choices or not carried else f"{unit.label} has no weapon that can do this"
+        blank = "Choose a weapon" if choices or not armed else f"{unit.label} has no weapon that can do this"
         return _blank(choices, True, blank)
 
     def _add_unit_hits(self, f):

@@ -194,6 +194,24 @@ def test_the_weapon_list_offers_what_can_make_the_action(client, w):
     assert "Anti-tank gun (cannot do this)" in text_of(response, "field-weapon")
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_unit_that_carries_no_weapon_is_offered_none(client, w, htmx):
+    """Rifles carries no weapon in this battle: its weapon list was the whole catalogue (as if no unit
+    were chosen), and whatever the player picked was refused ("Rifles does not carry …"). It says the
+    unit has no weapon that can do this; a weapon sent anyway is still refused beside the field."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_he", "attacker": uid(w.rifles),
+                                                    "structure": sid(w.house)}, **HTMX)).find("id_weapon")
+    assert [(o.attrs["value"], o.text()) for o in form.find_all("option")] == \
+        [("", "Rifles has no weapon that can do this")]
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, attacker=uid(w.rifles)), **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Rifles does not carry HE shell 2D6" in text_of(response, "field-weapon")
+    assert "HE shell 2D6 (not carried)" in text_of(response, "field-weapon")
+    assert state(w) == before
+
+
 def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):
     """A native select cuts its choice off at a phone's width: a long one is repeated under it."""
     signed(client, w.alice)

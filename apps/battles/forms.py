@@ -262,7 +262,11 @@ class ActionForm(forms.Form):
                 choices = self._units(f.name)
             return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=choices), **kw)
         if f.type == "structure":
-            choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)]
+            # Only those the action can be made at (the rule's `fits`: a fire to pass through); the one
+            # chosen (tapped on the map) stays, for the rule to say why not.
+            fits, current = f.fits or (lambda s: True), str(self.data.get(f.name, ""))
+            choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)
+                       if fits(s) or s.id == current]
             return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)
         if f.type == "floor":
             return forms.CharField(widget=forms.Select(choices=self._floors(optional, f)), **kw)

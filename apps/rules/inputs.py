@@ -30,7 +30,8 @@ class Field:
     min: float | None = None
     max: float | None = None
     # A "weapon" field: which weapons can make this action at all (the form offers only those; the
-    # rule refuses the others with its reason).
+    # rule refuses the others with its reason). The same for a "unit" or "structure" field's units or
+    # structures (a tank ram's heavy tanks, a fire to pass through).
     fits: Callable | None = field(default=None, compare=False)
     # A "weapon" field whose fit also depends on the other inputs: `fits_with(weapon, inputs)`, inputs
     # as the form sends them (ba_indirect: indirect fire needs an indirect weapon, an air strike any HE).

@@ -1978,6 +1978,36 @@ def test_the_floor_aimed_at_is_the_floor_of_the_unit_aimed_at(client, w, action)
     assert floors(floor="0")[0] == [("", False), ("0", True), ("1", False)]
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_moving_through_a_fire_offers_the_structures_on_fire(client, lg, htmx):
+    """LG-30: a piece passes through a burning area. Every structure was offered, and one not on fire
+    was refused ("… is not burning"). Those on fire are offered; the one tapped on the map stays chosen
+    though it is not, and resolving it is refused beside the field, nothing changed."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    burning = lg.structure("Burning barn", floors=1, fire_size=4, fire_started_turn=1)
+    cold = lg.structure("Cold house", floors=1, x=50)
+    signed(client, lg.alice)
+    ask = {"action": "lg_fire_through", "unit": uid(lg.a1)}
+
+    def offered(**more):
+        options = page(client.get(url(lg, "battle_form"), {**ask, **more}, **HTMX)).find("id_structure").find_all("option")
+        return [(o.attrs["value"], "selected" in o.attrs) for o in options]
+
+    assert offered() == [("", True), (sid(burning), False)]
+    assert offered(structure=sid(cold)) == [("", False), (sid(burning), False), (sid(cold), True)]
+    before = state(lg)
+    response = client.post(url(lg, "battle_resolve"), {**ask, "structure": sid(cold), "client_token": str(uuid.uuid4())},
+                           **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Cold house is not burning" in text_of(response, "field-structure")
+    assert state(lg) == before
+    done = client.post(url(lg, "battle_resolve"), {**ask, "structure": sid(burning), "client_token": str(uuid.uuid4())},
+                       **HTMX)
+    assert "Resolved #" in body(done), form_html(done)
+    assert LogEntry.objects.filter(battle=lg.battle, action="lg_fire_through").count() == 1
+
+
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):
     """The Tank list of "Heavy tank drives into a building" held every unit of the player's that had not
     acted (squads, guns, a light tank), each refused only once resolved. BA-45: heavy and super-heavy tanks."""

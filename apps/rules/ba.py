@@ -89,6 +89,16 @@ def _collapse(state, s):
                                           if u.kind in ("infantry", "artillery")]
 
 
+def standing_building(s):
+    """What these rules let a player fire at or assault: a building or bunker not yet rubble (`_building`)."""
+    return is_building(s) and not (s.collapsed or s.destroyed)
+
+
+def rammable(s):
+    """What a heavy tank may drive into: a building, not a fortification, not rubble (BA-45, BA-57)."""
+    return s.kind == "building" and not s.is_bunker and not (s.collapsed or s.destroyed)
+
+
 def _building(s):
     """Seed 001's attacks on buildings cover buildings and bunkers only; a foxhole, trench or weapon
     emplacement is cover under the core rules (seed 003 says as much of its own: "should not be
@@ -174,7 +184,7 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
 
 def _he_fields(hit_help):
     return (
-        Field("structure", "structure", "Target building"),
+        Field("structure", "structure", "Target building", fits=standing_building),
         Field("target", "unit", "Unit aimed at", required=False, structure_allows=inside),
         Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building",
               floor_of="target"),
@@ -253,7 +263,7 @@ def resolve_ba_indirect(state, inp, dice):
 @action(
     "ba_flamethrower", "ba", "Flamethrower at a building",
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=is_flamethrower),
-    Field("structure", "structure", "Target building"),
+    Field("structure", "structure", "Target building", fits=standing_building),
     Field("target", "unit", "Unit aimed at", required=False, structure_allows=inside),
     Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building",
           floor_of="target"),
@@ -316,7 +326,7 @@ def resolve_ba_flamethrower(state, inp, dice):
 
 @action(
     "ba_barrage", "ba", "Artillery barrage: heavy howitzer hits on a building",
-    Field("structure", "structure", "Building"),
+    Field("structure", "structure", "Building", fits=standing_building),
     Field("hits", "unit_hits", "Heavy howitzer hits per unit",
           help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
                "'building' for an empty building's own die"),
@@ -367,7 +377,7 @@ def rams(u):
 @action(
     "ba_tank_ram", "ba", "Heavy tank drives into a building",
     Field("tank", "unit", "Tank", fits=rams),
-    Field("structure", "structure", "Building"),
+    Field("structure", "structure", "Building", fits=rammable),
     source=f"{SOURCE} 'Tanks assaulting buildings', 'Bunkers' (BA-45..49, BA-57, A-BA-5, A-BA-9)",
 )
 def resolve_ba_tank_ram(state, inp, dice):

@@ -2008,6 +2008,32 @@ def test_moving_through_a_fire_offers_the_structures_on_fire(client, lg, htmx):
     assert LogEntry.objects.filter(battle=lg.battle, action="lg_fire_through").count() == 1
 
 
+@pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower", "ba_barrage", "ba_tank_ram"])
+def test_bolt_action_offers_only_the_buildings_its_rules_cover(client, w, action):
+    """Seed 001's rules are for buildings and bunkers still standing: a foxhole or rubble was offered
+    as the target, and refused ("… is a foxhole, not a building or bunker", "already rubble"); a tank
+    may not drive into a bunker either. Those are not offered; one tapped on the map stays chosen, and
+    resolving it is refused beside the field with the rule's words, nothing changed."""
+    foxhole = w.structure("Foxhole", floors=1, kind="foxhole", x=50, y=30)
+    rubble = w.structure("Rubble", floors=1, collapsed=True, x=50, y=40)
+    bunker = w.structure("Bunker", floors=1, kind="bunker", x=60, y=40)
+    signed(client, w.alice)
+
+    def offered(**more):
+        form = page(client.get(url(w, "battle_form"), {"action": action, **more}, **HTMX))
+        return [o.attrs["value"] for o in form.find("id_structure").find_all("option") if o.attrs["value"]]
+
+    buildings = [sid(w.house), sid(bunker)] if action != "ba_tank_ram" else [sid(w.house)]  # by name
+    assert offered() == buildings
+    assert offered(structure=sid(foxhole)) == [*buildings, sid(foxhole)]
+    assert sid(rubble) not in offered(structure=sid(foxhole))
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, structure=sid(foxhole), target=""))
+    assert response.status_code == 422
+    assert "Foxhole is a foxhole, not a building or bunker" in text_of(response, "field-structure")
+    assert state(w) == before
+
+
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):
     """The Tank list of "Heavy tank drives into a building" held every unit of the player's that had not
     acted (squads, guns, a light tank), each refused only once resolved. BA-45: heavy and super-heavy tanks."""

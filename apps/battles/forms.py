@@ -262,10 +262,14 @@ class ActionForm(forms.Form):
                 choices = self._units(f.name)
             return SplitChoice(widget=forms.CheckboxSelectMultiple(choices=choices), **kw)
         if f.type == "structure":
-            choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)]
+            # Only those the action can be made at (the rule's `fits`: a fire to pass through); the one
+            # chosen (tapped on the map) stays, for the rule to say why not.
+            fits, current = f.fits or (lambda s: True), str(self.data.get(f.name, ""))
+            choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)
+                       if fits(s) or s.id == current]
             return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)
         if f.type == "floor":
-            return forms.CharField(widget=forms.Select(choices=self._floors(optional)), **kw)
+            return forms.CharField(widget=forms.Select(choices=self._floors(optional, f)), **kw)
         if f.type == "weapon":
             return forms.CharField(widget=forms.Select(choices=self._weapons(f.name)), **kw)
         return forms.CharField(**kw)
@@ -366,16 +370,24 @@ class ActionForm(forms.Form):
             choices.append(unit_choice(self.state, unit, why) if unit else (current, current))
         return choices
 
-    def _floors(self, optional):
+    def _floors(self, optional, field=None):
         structure = self.state.structures.get(str(self.data.get("structure", "")))
         if structure is None:
             return [("", "Choose the structure first")]
-        choices = []
+        aimed = self.state.units.get(str(self.data.get(field.floor_of, ""))) if field and field.floor_of else None
+        aimed = aimed if aimed is not None and aimed.structure == structure.id else None
+        choices, current = [], str(self.data.get("floor", ""))
         for f in structure.floors:
             unit = self.state.units.get(f.unit) if f.unit else None
             who = f"{unit.label} (side {unit.side})" if unit else "empty"
-            choices.append((str(f.level), f"{f.label.capitalize()} — {who}"))
-        current = str(self.data.get("floor", ""))
+            if aimed is None or f.level == aimed.floor:
+                choices.append((str(f.level), f"{f.label.capitalize()} — {who}"))
+            elif str(f.level) == current and self.keep_invalid:
+                choices.append((current, f"{f.label.capitalize()} — {aimed.label} is not there"))
+            elif str(f.level) == current:
+                # Left from before the unit was chosen: the unit's floor is the one aimed at.
+                self.data.pop("floor", None)
+                current = ""
         if current and current not in {c[0] for c in choices}:
             choices.append((current, f"Floor {current} (not in {structure.label})"))
         return _blank(choices, optional, "— not chosen —")
@@ -390,11 +402,14 @@ class ActionForm(forms.Form):
         air = self.data.get("mode") == "air_strike"
         if unit is not None and not air:
             carried = unit.weapons
+        # The acting unit fires only what it carries (services refuses the rest): one that carries
+        # nothing was offered the whole catalogue, and then told it did not carry what it chose.
+        armed = bool(carried) or (unit is not None and not air and self.spec.key not in WEAPON_OF)
         spec = next((f for f in self.spec.fields if f.name == name), None)
         fits = (spec and spec.fits) or (lambda w: True)
         # …and, where it depends on them, with the other inputs as chosen (ba_indirect's mode).
         fits_with = (spec and spec.fits_with) or (lambda w, inputs: True)
-        listed = carried or sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
+        listed = carried if armed else sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
         choices = [(k, self.state.weapons[k].name) for k in listed
                    if k in self.state.weapons and fits(self.state.weapons[k])
                    and fits_with(self.state.weapons[k], self.data)]
@@ -403,9 +418,9 @@ class ActionForm(forms.Form):
             self.data[name] = current = choices[0][0]  # nothing to choose: the one weapon of the unit that can
         if current and current not in {c[0] for c in choices}:
             weapon = self.state.weapons.get(current)
-            why = "not carried" if weapon and current not in carried and carried else "cannot do this"
+            why = "not carried" if weapon and current not in carried and armed else "cannot do this"
             choices.append((current, f"{weapon.name} ({why})" if weapon else current))
-        blank = "Choose a weapon" if choices or not carried else f"{unit.label} has no weapon that can do this"
+        blank = "Choose a weapon" if choices or not armed else f"{unit.label} has no weapon that can do this"
         return _blank(choices, True, blank)
 
     def _add_unit_hits(self, f):

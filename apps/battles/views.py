@@ -974,13 +974,17 @@ def damage_follow_ups(battle, entry, state, sides=None):
     if battle.ruleset != "ba":
         return []
     links = tank_in_the_rubble(battle, entry, state)
+    # Players who rolled the hits with their own dice roll the damage with them too: opened on "Roll
+    # for me", the next tap on Resolve had the server roll what they meant to roll at the table.
+    own = any(die.get("source") == "player" for die in entry.dice or [])
     for effect in (entry.outcome or {}).get("effects", []):
         unit = state.units.get(effect["target"])
         if effect["type"] != "hits" or not effect.get("n") or unit is None or unit.destroyed:
             continue
         query = {"action": "ba_damage", "target": unit.id, "hits": effect["n"],
                  "source": "flamethrower" if entry.action == "ba_flamethrower" else "he",
-                 "structure": unit.structure or "", "attacker": (entry.inputs or {}).get("attacker", "")}
+                 "structure": unit.structure or "", "attacker": (entry.inputs or {}).get("attacker", ""),
+                 "dice_mode": "player" if own else ""}
         links.append(SimpleNamespace(label=f"Roll damage: {effect['n']} hit{pluralize(effect['n'])} on {unit.label}",
                                      query=urlencode({k: v for k, v in query.items() if v})))
     return links

@@ -89,6 +89,16 @@ def _collapse(state, s):
                                           if u.kind in ("infantry", "artillery")]
 
 
+def standing_building(s):
+    """What these rules let a player fire at or assault: a building or bunker not yet rubble (`_building`)."""
+    return is_building(s) and not (s.collapsed or s.destroyed)
+
+
+def rammable(s):
+    """What a heavy tank may drive into: a building, not a fortification, not rubble (BA-45, BA-57)."""
+    return s.kind == "building" and not s.is_bunker and not (s.collapsed or s.destroyed)
+
+
 def _building(s):
     """Seed 001's attacks on buildings cover buildings and bunkers only; a foxhole, trench or weapon
     emplacement is cover under the core rules (seed 003 says as much of its own: "should not be
@@ -165,16 +175,19 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
     # The unit aimed at when the bomb bursts on another floor: say what happened to it all the same.
     if down_unit is not None and down_unit != victim:
         words.append(f"{down_unit.label} went Down")
-    if pinned is not None and pins and pinned != victim:
+    # The pins on the unit hit too (the flamethrower's entry says them): the log read as if none were placed.
+    collapsed = hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES)
+    if pinned is not None and pins and (pinned != victim or not (bunker or collapsed)):
         words.append(f"{pinned.label} +{pins} pin{'s' * (pins != 1)}")
     return effects, "; ".join(words)
 
 
 def _he_fields(hit_help):
     return (
-        Field("structure", "structure", "Target building"),
+        Field("structure", "structure", "Target building", fits=standing_building),
         Field("target", "unit", "Unit aimed at", required=False, structure_allows=inside),
-        Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
+        Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building",
+              floor_of="target"),
         Field("hit", "bool", "Hit?", help=hit_help),
         Field("went_down", "bool", "Target goes Down?", default=False,
               help="Only if it has not acted this turn; declared before the hits are rolled"),
@@ -250,9 +263,10 @@ def resolve_ba_indirect(state, inp, dice):
 @action(
     "ba_flamethrower", "ba", "Flamethrower at a building",
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=is_flamethrower),
-    Field("structure", "structure", "Target building"),
+    Field("structure", "structure", "Target building", fits=standing_building),
     Field("target", "unit", "Unit aimed at", required=False, structure_allows=inside),
-    Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building"),
+    Field("floor", "floor", "Floor aimed at", required=False, help="Only for an empty building",
+          floor_of="target"),
     Field("side", "choice", "Through which side", choices=SIDES, required=False,
           help="The window, door or gap (a bunker's firing slit) it fires through must be on this side"),
     Field("hit", "bool", "Hit?", help="Your to-hit roll (flamethrowers ignore cover)"),
@@ -312,7 +326,7 @@ def resolve_ba_flamethrower(state, inp, dice):
 
 @action(
     "ba_barrage", "ba", "Artillery barrage: heavy howitzer hits on a building",
-    Field("structure", "structure", "Building"),
+    Field("structure", "structure", "Building", fits=standing_building),
     Field("hits", "unit_hits", "Heavy howitzer hits per unit",
           help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
                "'building' for an empty building's own die"),
@@ -363,7 +377,7 @@ def rams(u):
 @action(
     "ba_tank_ram", "ba", "Heavy tank drives into a building",
     Field("tank", "unit", "Tank", fits=rams),
-    Field("structure", "structure", "Building"),
+    Field("structure", "structure", "Building", fits=rammable),
     source=f"{SOURCE} 'Tanks assaulting buildings', 'Bunkers' (BA-45..49, BA-57, A-BA-5, A-BA-9)",
 )
 def resolve_ba_tank_ram(state, inp, dice):

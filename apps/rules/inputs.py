@@ -30,7 +30,8 @@ class Field:
     min: float | None = None
     max: float | None = None
     # A "weapon" field: which weapons can make this action at all (the form offers only those; the
-    # rule refuses the others with its reason).
+    # rule refuses the others with its reason). The same for a "unit" or "structure" field's units or
+    # structures (a tank ram's heavy tanks, a fire to pass through).
     fits: Callable | None = field(default=None, compare=False)
     # A "weapon" field whose fit also depends on the other inputs: `fits_with(weapon, inputs)`, inputs
     # as the form sends them (ba_indirect: indirect fire needs an indirect weapon, an air strike any HE).
@@ -42,6 +43,9 @@ class Field:
     # strike, the pieces inside): `structure_allows(structure, choice key or unit)`. The form offers
     # only those it allows; the rule still refuses the others with its reason, for a form sent anyway.
     structure_allows: Callable | None = field(default=None, compare=False)
+    # A "floor" field that, once the unit field it names is chosen, can only be that unit's floor: the
+    # form offers that floor alone (the rule refuses another).
+    floor_of: str | None = None
 
     def to_dict(self):
         return {"name": self.name, "type": self.type, "label": self.label, "help": self.help,

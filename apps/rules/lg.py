@@ -275,7 +275,8 @@ def resolve_lg_blast(state, inp, dice):
 @action(
     "lg_fire_through", "lg", "Move through a burning area",
     Field("unit", "unit", "Piece"),
-    Field("structure", "structure", "Burning structure"),
+    Field("structure", "structure", "Burning structure", help="Only a structure on fire",
+          fits=lambda s: s.fire is not None),
     source=f"{SOURCE_000} 'Fires' 5 (LG-30)",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
 )

@@ -10,6 +10,7 @@ import uuid
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from django.http import QueryDict
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -191,6 +192,24 @@ def test_the_weapon_list_offers_what_can_make_the_action(client, w):
     response = client.post(url(w, "battle_resolve"), he_attack(w, weapon=f"w{at_gun.pk}"), **HTMX)
     assert "Anti-tank gun has no HE value" in text_of(response, "field-weapon")
     assert "Anti-tank gun (cannot do this)" in text_of(response, "field-weapon")
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_unit_that_carries_no_weapon_is_offered_none(client, w, htmx):
+    """Rifles carries no weapon in this battle: its weapon list was the whole catalogue (as if no unit
+    were chosen), and whatever the player picked was refused ("Rifles does not carry …"). It says the
+    unit has no weapon that can do this; a weapon sent anyway is still refused beside the field."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_he", "attacker": uid(w.rifles),
+                                                    "structure": sid(w.house)}, **HTMX)).find("id_weapon")
+    assert [(o.attrs["value"], o.text()) for o in form.find_all("option")] == \
+        [("", "Rifles has no weapon that can do this")]
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, attacker=uid(w.rifles)), **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Rifles does not carry HE shell 2D6" in text_of(response, "field-weapon")
+    assert "HE shell 2D6 (not carried)" in text_of(response, "field-weapon")
+    assert state(w) == before
 
 
 def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):
@@ -615,6 +634,8 @@ BAD_INPUTS = {
     "die out of range": (lambda w: {"dice_0": "7", "dice_1": "2"}, None, "7 is not a d6 result"),
     "unknown action": (lambda w: {"action": "dh_main_gun"}, None, "not an action of this battle"),
     "attacker of the other side": (lambda w: {"attacker": f"u{w.pioneers.pk}"}, "attacker", "Pioneers is side B"),
+    # Nor another floor than the unit aimed at's (test_the_unit_aimed_at_…); sent anyway, refused.
+    "floor not the unit aimed at's": (lambda w: {"floor": "0"}, "floor", "Grenadiers is on floor 1, not 0"),
     # The form no longer offers a unit outside the building (test_the_unit_aimed_at_…); sent anyway, refused.
     "unit aimed at outside the building": (lambda w: {"target": f"u{w.pioneers.pk}"}, "target",
                                            "Pioneers is not inside Brick house"),
@@ -1040,6 +1061,38 @@ def test_hits_on_a_unit_offer_its_damage_roll_ready_filled(client, w):
     entry = LogEntry.objects.get(battle=w.battle, action="ba_damage")
     assert entry.side == "A" and entry.inputs["attacker"] == uid(w.gun)
     assert Unit.objects.get(pk=w.squad.pk).models_left == 10 - 3
+
+
+@pytest.mark.parametrize("mode", ["player", "server"])
+def test_a_damage_roll_is_offered_with_the_dice_the_hits_were_rolled_with(client, w, mode):
+    """Players who rolled the HE hits with their own dice were offered the damage roll on "Roll for
+    me": tapping Resolve had the server roll it for them. It opens on the mode the hits were rolled in,
+    asking for one die per hit; the damage rolled with the players' dice is the one logged. (A D6 shell:
+    one the server rolls cannot bring the house down, which would leave no damage to roll.)"""
+    d6 = factories.weapon("ba", "he-d6", name="HE shell D6", he_value="D6")
+    UnitWeapon.objects.create(unit=w.gun, weapon=d6)
+    signed(client, w.alice)
+    dice = {"dice_0": "3"} if mode == "player" else {}
+    answer = client.post(url(w, "battle_resolve"), he_attack(w, weapon=f"w{d6.pk}", dice_mode=mode, **dice), **HTMX)
+    link = next(a for a in page(answer).find("attack-form").find_all("a") if "Roll damage" in a.text())
+    query = link.attrs["hx-get"].split("?", 1)[1]
+    filled = page(client.get(f"{url(w, 'battle_form')}?{query}", **HTMX)).find("attack-form")
+    checked = [i.attrs["value"] for i in filled.find_all("input") if i.attrs.get("name") == "dice_mode"
+               and "checked" in i.attrs]
+    assert checked == [mode]
+    hits = LogEntry.objects.get(battle=w.battle, action="ba_he").outcome["effects"]
+    n = next(e["n"] for e in hits if e["type"] == "hits")
+    dice_fields = [i for i in filled.find_all("input") if i.attrs.get("name", "").startswith("dice_")
+                   and i.attrs["name"] != "dice_mode"]
+    assert len(dice_fields) == (n if mode == "player" else 0)
+    if mode == "player":
+        done = client.post(url(w, "battle_resolve"), {**QueryDict(query).dict(), "pen": "0", "close_quarters": "no",
+                                                      **{f"dice_{i}": "6" for i in range(n)},
+                                                      "client_token": str(uuid.uuid4())}, **HTMX)
+        assert "Resolved #" in body(done), form_html(done)
+        entry = LogEntry.objects.get(battle=w.battle, action="ba_damage")
+        assert {d["source"] for d in entry.dice} == {"player"}
+        assert Unit.objects.get(pk=w.squad.pk).models_left == 10 - n
 
 
 def test_unit_choices_count_models_and_a_lone_weapon_is_chosen(client, w):
@@ -1904,6 +1957,81 @@ def test_the_unit_aimed_at_is_one_inside_the_target_building(client, w, action):
     empty = w.structure("Empty barn", floors=1, x=50, y=30)
     form = page(client.get(url(w, "battle_form"), {**ask, "structure": sid(empty)}, **HTMX)).find("id_target")
     assert [o.attrs["value"] for o in form.find_all("option")] == [""]
+
+
+@pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower"])
+def test_the_floor_aimed_at_is_the_floor_of_the_unit_aimed_at(client, w, action):
+    """Aiming at a unit, the floor is its own (A-BA-3): every floor was offered and another was refused
+    ("Grenadiers is on floor 1, not 0"). Only its floor is offered then, and one chosen before the unit
+    was is let go; with no unit aimed at, every floor of the building is offered."""
+    signed(client, w.alice)
+
+    def floors(**ask):
+        form = page(client.get(url(w, "battle_form"), {"action": action, "structure": sid(w.house), **ask}, **HTMX))
+        options = form.find("id_floor").find_all("option")
+        return [(o.attrs["value"], "selected" in o.attrs) for o in options], form.find("attack-form").text()
+
+    assert floors(target=uid(w.squad))[0] == [("", True), ("1", False)]
+    assert floors(target=uid(w.squad), floor="1")[0] == [("", False), ("1", True)]
+    chosen, text = floors(target=uid(w.squad), floor="0")
+    assert chosen == [("", True), ("1", False)] and "is on floor" not in text
+    assert floors(floor="0")[0] == [("", False), ("0", True), ("1", False)]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_moving_through_a_fire_offers_the_structures_on_fire(client, lg, htmx):
+    """LG-30: a piece passes through a burning area. Every structure was offered, and one not on fire
+    was refused ("… is not burning"). Those on fire are offered; the one tapped on the map stays chosen
+    though it is not, and resolving it is refused beside the field, nothing changed."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict())
+    burning = lg.structure("Burning barn", floors=1, fire_size=4, fire_started_turn=1)
+    cold = lg.structure("Cold house", floors=1, x=50)
+    signed(client, lg.alice)
+    ask = {"action": "lg_fire_through", "unit": uid(lg.a1)}
+
+    def offered(**more):
+        options = page(client.get(url(lg, "battle_form"), {**ask, **more}, **HTMX)).find("id_structure").find_all("option")
+        return [(o.attrs["value"], "selected" in o.attrs) for o in options]
+
+    assert offered() == [("", True), (sid(burning), False)]
+    assert offered(structure=sid(cold)) == [("", False), (sid(burning), False), (sid(cold), True)]
+    before = state(lg)
+    response = client.post(url(lg, "battle_resolve"), {**ask, "structure": sid(cold), "client_token": str(uuid.uuid4())},
+                           **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert "Cold house is not burning" in text_of(response, "field-structure")
+    assert state(lg) == before
+    done = client.post(url(lg, "battle_resolve"), {**ask, "structure": sid(burning), "client_token": str(uuid.uuid4())},
+                       **HTMX)
+    assert "Resolved #" in body(done), form_html(done)
+    assert LogEntry.objects.filter(battle=lg.battle, action="lg_fire_through").count() == 1
+
+
+@pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower", "ba_barrage", "ba_tank_ram"])
+def test_bolt_action_offers_only_the_buildings_its_rules_cover(client, w, action):
+    """Seed 001's rules are for buildings and bunkers still standing: a foxhole or rubble was offered
+    as the target, and refused ("… is a foxhole, not a building or bunker", "already rubble"); a tank
+    may not drive into a bunker either. Those are not offered; one tapped on the map stays chosen, and
+    resolving it is refused beside the field with the rule's words, nothing changed."""
+    foxhole = w.structure("Foxhole", floors=1, kind="foxhole", x=50, y=30)
+    rubble = w.structure("Rubble", floors=1, collapsed=True, x=50, y=40)
+    bunker = w.structure("Bunker", floors=1, kind="bunker", x=60, y=40)
+    signed(client, w.alice)
+
+    def offered(**more):
+        form = page(client.get(url(w, "battle_form"), {"action": action, **more}, **HTMX))
+        return [o.attrs["value"] for o in form.find("id_structure").find_all("option") if o.attrs["value"]]
+
+    buildings = [sid(w.house), sid(bunker)] if action != "ba_tank_ram" else [sid(w.house)]  # by name
+    assert offered() == buildings
+    assert offered(structure=sid(foxhole)) == [*buildings, sid(foxhole)]
+    assert sid(rubble) not in offered(structure=sid(foxhole))
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, structure=sid(foxhole), target=""))
+    assert response.status_code == 422
+    assert "Foxhole is a foxhole, not a building or bunker" in text_of(response, "field-structure")
+    assert state(w) == before
 
 
 def test_a_tank_ram_offers_only_the_heavy_tanks(client, w):

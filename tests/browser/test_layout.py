@@ -1,6 +1,8 @@
 """Layout a club runs into away from the battle screen's happy path, in real Chromium on a phone:
 names a club typed without spaces, and the places a page jumps to."""
 
+import re
+
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
@@ -104,3 +106,35 @@ def test_a_choice_whose_words_wrap_keeps_a_full_size_box_to_tap(live_server, dem
                                  .filter(label => label.getBoundingClientRect().height > 50).length""")
     assert wrapped, "no choice wraps at 360 px: the test no longer tests anything"
     assert boxes and all(w == h == 19 for _, w, h in boxes), boxes
+
+
+def test_a_turn_button_is_as_tall_as_its_words_not_as_its_neighbours_reason(live_server, demo, watch):
+    """LaserGrenadiers before the upkeep: End turn's reason runs to nine lines on a phone, and the Pass
+    button beside it (disabled, its own reason three lines) was stretched to fill the row, three lines
+    of empty button. Each button is as tall as its label; the reasons sit under them."""
+    Battle.objects.filter(pk=demo.pk).update(ruleset="lg", upkeep_turn=demo.turn - 1, sequence={})
+    page = watch("alice")
+    page.set_viewport_size({"width": 390, "height": 800})
+    sign_in(page, live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    heights = page.evaluate("""() => Object.fromEntries(Array.from(document.querySelectorAll('#turns .turn-button'),
+                                 b => [b.dataset.action, Math.round(b.getBoundingClientRect().height)]))""")
+    reasons = page.evaluate("() => Array.from(document.querySelectorAll('#turns .turn-reason'), p => p.id)")
+    assert {"why-lg_pass", "why-end_turn"} <= set(reasons), reasons  # both disabled, each with its reason
+    assert heights["lg_pass"] == heights["end_turn"] < 60, heights
+
+
+@pytest.mark.parametrize("width", [320, 390, 1280])
+def test_the_clubs_menu_opens_on_the_screen(live_server, demo, watch, width):
+    """On a phone the nav wraps to a second line and "Clubs" starts it at the left: its list, hung from
+    the right of "Clubs", ran off the screen's left edge ("o Club" of "Redoubt Demo Club")."""
+    page = watch("alice")
+    page.set_viewport_size({"width": width, "height": 700})
+    sign_in(page, live_server.url, "alice")
+    page.locator(".menu > summary").click()
+    link = page.locator(".menu-list a", has_text="Redoubt Demo Club")
+    expect(link).to_be_visible()
+    box = page.locator(".menu-list").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, (box, width)
+    link.click()
+    expect(page).to_have_url(re.compile(r"/clubs/redoubt-demo-club/$"))

@@ -450,3 +450,18 @@ def test_a_bunker_is_fired_into_and_out_of_through_its_slits_only():
     with pytest.raises(ActionRefused, match="no firing slit"):
         resolve("ba_flamethrower", battle("ba", [shut], [unit("b", structure="pillbox", floor=0)]),
                 {**flame, "structure": "pillbox", "target": "b"}, ScriptedDice([]))
+
+
+def test_the_log_says_the_pins_an_he_shell_places_on_the_unit_it_hits():
+    """The shell's pin went on the squad it hit but its entry said only the hits: players reading the
+    log took it that no pin was placed. It says the pins as the flamethrower's does; a bunker's crew is
+    said pinned already, and nobody is left to pin in a building that collapses."""
+    state = house(units=[squad()])
+    inp = {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes", "pins": 1}
+    out = resolve("ba_he", state, inp, ScriptedDice([2, 1]))
+    assert [(e.type, e.target, e.n) for e in out.effects if e.type in ("pin", "hits")] == [("pin", "sq", 1), ("hits", "sq", 3)]
+    assert out.summary == "2D6 shell explodes on the ground floor: 3 hits; sq takes 3 hits; sq +1 pin"
+    assert resolve("ba_he", state, {**inp, "pins": 2}, ScriptedDice([2, 1])).summary.endswith("; sq +2 pins")
+    assert "pin" not in resolve("ba_he", state, {**inp, "pins": 0}, ScriptedDice([2, 1])).summary
+    collapse = resolve("ba_he", state, inp, ScriptedDice([6, 5]))
+    assert "collapses" in collapse.summary and "pin" not in collapse.summary

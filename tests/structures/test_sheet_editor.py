@@ -173,6 +173,9 @@ def test_add_a_row_without_javascript(client, world):
     ({"pen_0": "-2"}, "err-id_pen_0", "Must not be negative (-2)"),
     # what the forms themselves check
     ({"weapons-0-crew": "three"}, "err-id_weapons-0-crew", '"all" for All Crew'),
+    # the cards print a crew of 3, 4, 6, "All Crew" or none, and a rate of fire of 1 to 6 or none
+    ({"weapons-0-crew": "0"}, "err-id_weapons-0-crew", "At least 1 man: leave it empty when it needs none"),
+    ({"weapons-1-rof": "0"}, "err-id_weapons-1-rof", "At least 1 (leave it empty for none"),
     ({"name": ""}, "err-id_name", "This field is required."),
     ({"dm": "12"}, "err-id_dm", "less than or equal to 10"),
     ({"front-0-location": ""}, "err-id_front-0-location", "Name the location"),

@@ -665,6 +665,27 @@ def on_the_table(c, path, structure, width, depth):
                                      f"{number(limit)}″ {edge}, {where}")
 
 
+def crews_as_built(c, doc):
+    """The builder's rule for a Disposable Heroes bunker's crew (`StructureForm.check_crew`): at most its
+    sheet's men, holding it for one side. A crew of neither side could be attacked by both sides, could
+    not leave, and counted in neither tally; more men than the sheet's were printed as the card's. Asked
+    of a scenario file only: a campaign file's scenarios and ground were played as they stand (the builder
+    gave a bunker its sheet's crew for neither side until it asked), and a club's backup must import."""
+    rules = doc.get("rules")
+    if not rules or not has_crews(rules.get("ruleset")):
+        return
+    for i, s in enumerate(doc["structures"]):
+        if s is None or s["sheet"] is None or s["crew_men"] is None or s["crew_side"] is None:
+            continue
+        path, men, total = item("structures", i), s["crew_men"], s["sheet"]["crew_total"]
+        if total is not None and men > total:
+            c.error(join(path, "crew_men"), f"{men} men is more than its sheet's crew: the "
+                                            f"{show(s['sheet']['name'])} sheet has {total} men (0 to {total})")
+        elif men and not s["crew_side"]:
+            c.error(join(path, "crew_side"), f"its crew of {men} men holds it for neither side: give the side "
+                                             '("A" or "B") whose men hold it, or crew_men 0')
+
+
 # ---------------------------------------------------------------------------------- import
 
 def free_name(siblings, name, taken=()):
@@ -701,6 +722,8 @@ def import_scenario(data, *, club, user):
     _check_designer(club, user)
     c = Checker()
     doc = clean_scenario(c, data) if check_document(c, data, SCENARIO_FORMAT, SCENARIO_VERSION) else None
+    if doc is not None:
+        crews_as_built(c, doc)
     if not c.ok:
         raise c.failure()
     try:

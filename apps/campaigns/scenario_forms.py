@@ -752,6 +752,13 @@ class UnitWeaponForm(forms.Form):
         # Only the scenario's ruleset is offered: "(Bolt Action)" after every name would say nothing.
         self.fields["weapon"].label_from_instance = lambda weapon: weapon.name
 
+    def clean(self):
+        data = super().clean()
+        # A count of no weapon was dropped on save without a word: the designer meant some weapon.
+        if data.get("count") and not data.get("weapon") and not data.get("DELETE") and "weapon" not in self.errors:
+            self.add_error("weapon", f"Choose the weapon these {data['count']} are (or clear the count)")
+        return data
+
 
 class BaseUnitWeaponFormSet(forms.BaseFormSet):
     def __init__(self, *args, ruleset=None, **kwargs):

@@ -111,7 +111,9 @@ class WeaponForm(forms.Form):
     name = forms.CharField(max_length=60, required=False, label="Weapon")
     location = forms.CharField(max_length=40, required=False, widget=forms.TextInput(attrs={"list": "weapon-locations"}))
     range = forms.IntegerField(label="Range (in)", required=False, min_value=0, max_value=9999, widget=number_input())
-    rof = forms.IntegerField(label="ROF", required=False, min_value=0, max_value=99, widget=number_input())
+    # Seed 003's cards print 1 to 6, or "-" (the Rifles of a rifle pit): left empty here.
+    rof = forms.IntegerField(label="ROF", required=False, min_value=1, max_value=99, widget=number_input(),
+                             error_messages={"min_value": "At least 1 (leave it empty for none, as a pit's Rifles)"})
     ap = forms.IntegerField(label="AP", required=False, min_value=0, max_value=99, widget=number_input())
     mm = forms.IntegerField(label="MM", required=False, min_value=-99, max_value=99, widget=number_input(signed=True))
     dm = forms.IntegerField(label="DM", required=False, min_value=-99, max_value=99, widget=number_input(signed=True))
@@ -127,6 +129,10 @@ class WeaponForm(forms.Form):
         match = CREW.fullmatch(raw)
         if not match:
             raise forms.ValidationError('Enter a number of men, "all" for All Crew, or leave it empty')
+        if int(match.group(1)) == 0:
+            # The cards print 3, 4, 6, "All Crew" or nothing (a weapon served by the row above's crew, a pit's
+            # Rifles): 0 men would read as a weapon nobody needs to serve.
+            raise forms.ValidationError('At least 1 man: leave it empty when it needs none of its own')
         return int(match.group(1))
 
     def clean(self):

@@ -365,6 +365,53 @@ def changes_play(request, sheet, editor):
     return True
 
 
+def weapon_places(sheet):
+    """Where the sheet's weapons are counted by their place on the card: the campaigns and battles that hold
+    it (their bunkers' lost weapons, and their logs' weapon_destroyed entries and undo records, name a
+    weapon by its index), and the scenarios whose bunkers start with weapons lost."""
+    lost = (Structure.objects.filter(sheet=sheet, scenario__isnull=False).exclude(weapons_destroyed=[])
+            .values_list("scenario__name", flat=True))
+    return in_play(sheet) + [f"the scenario {name}" for name in sorted(set(lost))]
+
+
+def moves_weapons(sheet, editor):
+    """A change that removes or moves a weapon of a card whose weapons are counted by place: refused next to
+    the weapons, whether or not the in-play box is ticked. Removing the second of three weapons made a
+    campaign's lost third weapon reappear and its second count as lost; the only honest ways are a
+    change in place (numbers, a name) or a weapon added at the end, or a clone."""
+    old = [w for w in sheet.weapons or [] if isinstance(w, dict)]
+    if not editor.bound or not old:
+        return False
+    forms_ = editor.weapons.forms
+    names = [(w.get("name") or "").strip().lower() for w in old]
+    removed, moved = [], []
+    for i, name in enumerate(names):
+        data = (getattr(forms_[i], "cleaned_data", None) or {}) if i < len(forms_) else {}
+        typed = (data.get("name") or "").strip()
+        label = f"{old[i].get('name') or 'weapon'} (weapon {i + 1})"
+        if i < len(forms_) and "name" in forms_[i].errors:
+            continue  # told what is wrong with its name already
+        if i >= len(forms_) or data.get("DELETE") or not typed:
+            removed.append(label)
+        elif typed.lower() != name and typed.lower() in names:
+            moved.append(f"{typed} into weapon {i + 1}'s place")
+    if not removed and not moved:
+        return False
+    where = weapon_places(sheet)
+    if not where:
+        return False
+    what = "; ".join(([f"removes {', '.join(removed)}"] if removed else []) +
+                     ([f"moves {', '.join(moved)}"] if moved else []))
+    one = len(where) == 1
+    editor.weapons.slot_errors.append(
+        f"This save {what}, but {', '.join(where)} {'holds' if one else 'hold'} {sheet.name} and "
+        f"count{'s' if one else ''} its bunkers' lost weapons by their place on the card: the wrong weapon would "
+        "count as lost there. Change a weapon's numbers in its own row or add one at the end, or clone the "
+        "sheet and change the clone.")
+    editor.valid = False
+    return True
+
+
 # ---------------------------------------------------------------------------------- editor views
 
 @login_required
@@ -380,6 +427,7 @@ def sheet_edit(request, pk):
     editor.check()
     if add:
         return render_editor(request, sheet, editor)
+    moves_weapons(sheet, editor)
     if not editor.valid or changes_play(request, sheet, editor):
         return render_editor(request, sheet, editor, status=400)
     seen = editor.main.cleaned_data["version"]
@@ -415,6 +463,7 @@ def sheet_preview(request, pk):
     sheet = editable_sheet(request, pk)
     editor = SheetEditor(sheet, request.POST)
     editor.check()
+    moves_weapons(sheet, editor)  # else the preview would clear the refusal while the row is still removed
     context = {"sheet": sheet, "editor": editor, **preview_context(editor, request.POST)}
     return render(request, "structures/sheet_edit.html#preview-response", context)
 

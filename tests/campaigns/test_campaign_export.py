@@ -179,6 +179,28 @@ def test_a_campaign_file_from_before_crew_starts_still_imports(demo):
     assert copy_.import_warnings == [] and [start for _, start in pit_starts(copy_)] == [9, 9]
 
 
+def test_a_campaign_file_keeps_a_crew_the_builder_would_refuse_now(demo):
+    """A scenario file is refused a bunker crew of neither side or above its sheet (the builder's rule);
+    a campaign's file is not: its scenarios and ground were played as they stood (the builder gave a
+    bunker its sheet's crew for neither side until it asked), and a club's backup must import."""
+    scenario = Scenario.objects.get(name="Farm by the ford")
+    Structure.objects.filter(scenario=scenario, name="Soviet Rifle Pit").update(crew_side="")
+    campaign = services.start_campaign(scenario_id=scenario.pk, user=demo.olga, name="Nobody's pit")
+    doc = json.loads(export_text(campaign))
+    pit = [s["name"] for s in doc["structures"]].index("Soviet Rifle Pit")
+    doc["structures"][pit].update(crew_men=10, crew_start=10)  # as an older builder let a designer man it
+    # the club's scenario as it was when the file was written, carried beside its campaign
+    doc["scenarios"] = [export_scenario(scenario)]
+    farm_pit = [s["name"] for s in doc["scenarios"][0]["structures"]].index("Soviet Rifle Pit")
+    doc["scenarios"][0]["structures"][farm_pit]["crew_men"] = 10
+    assert doc["structures"][pit]["crew_side"] == doc["scenarios"][0]["structures"][farm_pit]["crew_side"] == ""
+    copy_ = import_campaign(doc, club=olgas_new_host(demo), user=demo.olga)
+    assert copy_.import_warnings == []
+    held = Structure.objects.get(campaign=copy_, name="Soviet Rifle Pit")
+    assert (held.crew_side, held.crew_men) == ("", 10)
+    assert Structure.objects.get(scenario__in=copy_.club.scenarios.all(), name="Soviet Rifle Pit").crew_side == ""
+
+
 @pytest.mark.parametrize("value, message", [
     ("five", "must be a whole number, not a string"),
     (3, "is fewer than the 4 men it has: a crew never gains men (3 < 4)"),

@@ -830,6 +830,28 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     assert (at_gun.x, at_gun.y) == (Decimal("20"), Decimal("7.5"))
 
 
+def test_a_weapon_count_with_no_weapon_chosen_is_refused_beside_the_weapon(client, demo, hill):
+    """A count typed in a row whose weapon was left at "---------" was dropped on save without a word: the
+    squad went to the table without the 3 SMGs its designer gave it."""
+    signed_in(client, demo.designer)
+    client.post(reverse("scenario_army_new", args=[hill.pk]),
+                {"newarmy-side": "A", "newarmy-name": "Guards", "newarmy-owner": demo.player.pk})
+    army = hill.armies.get()
+    url = reverse("scenario_unit_new", args=[hill.pk, army.pk])
+    rifles = Weapon.objects.get(ruleset="dh", slug="rifles")
+    squad = {"name": "Guards squad", "kind": "infantry", "tank_class": "", "experience": "regular",
+             "models_start": "10", "fireteam": "", "place": "", "weapons-TOTAL_FORMS": "2",
+             "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0", "weapons-MAX_NUM_FORMS": "30",
+             "weapons-0-weapon": str(rifles.pk), "weapons-0-count": "7", "weapons-1-weapon": "", "weapons-1-count": "3"}
+    response = client.post(url, squad)
+    assert response.status_code == 400 and not Unit.objects.filter(army=army).exists()
+    assert text_of(response, "id_weapons-1-weapon_error") == "Choose the weapon these 3 are (or clear the count)"
+    assert "Nothing was saved" in body(response)
+    # the row removed, or its count cleared, the squad is saved with its rifles alone
+    assert client.post(url, {**squad, "weapons-1-DELETE": "on"}).status_code == 302
+    assert [(w.weapon, w.count) for w in Unit.objects.get(army=army).unit_weapons.all()] == [(rifles, 7)]
+
+
 def test_saving_a_force_opened_before_another_tab_renamed_it_does_not_put_the_old_name_back(client, demo):
     """Tab 1 renames side A's force; tab 2, opened before, gives it another commander. Its form still
     holds the old name: saved, it would have put it back without a word. Nothing of tab 2's is saved,

@@ -267,6 +267,42 @@ def test_a_bolt_action_structure_given_a_crew_is_imported_without_it_and_says_wh
     assert pit.crew_men == pit.sheet.crew_total == 9
 
 
+def farm_and_pit(demo):
+    farm = json.loads(dumps(export_scenario(demo.farm)))
+    return farm, [s["name"] for s in farm["structures"]].index("Soviet Rifle Pit")
+
+
+@pytest.mark.parametrize("change, field, words", [
+    ({"crew_side": ""}, "crew_side",
+     'its crew of 9 men holds it for neither side: give the side ("A" or "B") whose men hold it, or crew_men 0'),
+    ({"crew_men": 10}, "crew_men", '10 men is more than its sheet\'s crew: the "Soviet Rifle Pit" sheet has 9 men'),
+    ({"crew_side": "", "crew_men": 10}, "crew_men", "10 men is more than its sheet's crew"),
+])
+def test_a_disposable_heroes_crew_the_builder_refuses_is_refused_at_its_path(client, demo, change, field, words):
+    """The builder refuses a bunker's crew of neither side (both sides could attack it, nobody lead it
+    out, no tally count it) and more men than its sheet's: a scenario file is held to the same."""
+    farm, pit = farm_and_pit(demo)
+    farm["structures"][pit].update(change)
+    signed_in(client, demo.dora)
+    before = counts()
+    response = client.post(reverse("scenario_import"), {"club": demo.club.pk, "text": json.dumps(farm)})
+    assert response.status_code == 400 and counts() == before
+    items = page(response).find("import-errors").find_all("li")
+    assert [li.find_all("code")[0].text() for li in items] == [f"structures[{pit}].{field}"]
+    assert words in items[0].text()
+
+
+def test_a_disposable_heroes_crew_of_nobody_or_of_no_men_is_imported_as_the_builder_keeps_it(demo):
+    farm, pit = farm_and_pit(demo)
+    farm["structures"][pit].update(crew_side="", crew_men=0)  # an empty pit: no side to hold it
+    farm["name"] = "Empty pit"
+    assert import_scenario(farm, club=demo.club, user=demo.dora).structures.get(name="Soviet Rifle Pit").crew_men == 0
+    farm["structures"][pit].update(crew_side="B", crew_men=9)  # the sheet's whole crew
+    farm["name"] = "Full pit"
+    held = import_scenario(farm, club=demo.club, user=demo.dora).structures.get(name="Soviet Rifle Pit")
+    assert (held.crew_side, held.crew_men) == ("B", 9)
+
+
 def test_a_sheet_file_is_not_a_scenario(demo):
     from apps.structures.formats import export_sheet
 

@@ -173,6 +173,9 @@ def test_add_a_row_without_javascript(client, world):
     ({"pen_0": "-2"}, "err-id_pen_0", "Must not be negative (-2)"),
     # what the forms themselves check
     ({"weapons-0-crew": "three"}, "err-id_weapons-0-crew", '"all" for All Crew'),
+    # the cards print a crew of 3, 4, 6, "All Crew" or none, and a rate of fire of 1 to 6 or none
+    ({"weapons-0-crew": "0"}, "err-id_weapons-0-crew", "At least 1 man: leave it empty when it needs none"),
+    ({"weapons-1-rof": "0"}, "err-id_weapons-1-rof", "At least 1 (leave it empty for none"),
     ({"name": ""}, "err-id_name", "This field is required."),
     ({"dm": "12"}, "err-id_dm", "less than or equal to 10"),
     ({"front-0-location": ""}, "err-id_front-0-location", "Name the location"),
@@ -253,6 +256,87 @@ def test_a_sheet_in_play_is_changed_there_only_when_the_designer_says_so(client,
     Structure.objects.filter(sheet=world.sheet).exclude(scenario=scenario).delete()
     page_ = body(client.get(reverse("sheet_edit", args=[world.sheet.pk])))
     assert 'id="in-play"' not in page_ and 'name="in_play_too"' not in page_
+
+
+def campaign_holding(world, lost):
+    """A Disposable Heroes campaign started on the sheet, its bunker having lost the weapons at `lost`."""
+    from apps.campaigns import services as campaign_services
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    scenario = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=scenario, name="Loghouse", kind="bunker", sheet=world.sheet, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="logs"), crew_side="B", crew_men=12)
+    campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=world.organiser, name="Winter line")
+    bunker = campaign.structures.get()
+    bunker.weapons_destroyed = lost
+    bunker.save()
+    return bunker
+
+
+def lost_on_its_page(client, bunker):
+    return text_of(client.get(reverse("structure", args=[bunker.pk])), "weapons-lost")
+
+
+@pytest.mark.parametrize("changes, words", [
+    # the 45mm gone: the lost Maxim (index 1) would point past the card, and the 45mm's place be the Maxim's
+    ({"weapons-0-DELETE": "on"}, "removes 45mm (weapon 1)"),
+    ({"weapons-1-name": "", "weapons-1-crew": "", "weapons-1-location": "", "weapons-1-range": "", "weapons-1-rof": "",
+      "weapons-1-ap": "", "weapons-1-mm": "", "weapons-1-dm": "", "weapons-1-special": ""}, "removes Maxim (weapon 2)"),
+    ({"weapons-TOTAL_FORMS": "1"}, "removes Maxim (weapon 2)"),
+    # the rows swapped by retyping them: the 45mm would count as lost
+    ({"weapons-0-name": "Maxim", "weapons-1-name": "45mm"}, "moves Maxim into weapon 1's place, 45mm into weapon 2's"),
+])
+def test_weapons_of_a_card_in_play_are_not_removed_or_moved(client, world, changes, words):
+    """A campaign's bunker names its lost weapons by their place on the card (so do its battles' logs):
+    removing or reordering the card's weapons made a lost weapon reappear and another count as lost.
+    Refused beside the weapons even with the in-play box ticked; nothing changes anywhere."""
+    bunker = campaign_holding(world, [1])
+    assert lost_on_its_page(signed_in(client, world.designer), bunker) == "Maxim"
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, **changes, "in_play_too": "on"})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    message = errors_at(response, "err-weapons")
+    assert words in message
+    assert ("the campaign Winter line holds Soviet AT/HMG Loghouse and counts its bunkers' lost weapons by their "
+            "place on the card") in message
+    assert "clone the sheet" in message
+    bunker.refresh_from_db()
+    assert bunker.weapons_destroyed == [1] and lost_on_its_page(client, bunker) == "Maxim"
+    # the live preview keeps saying so while the row is still removed
+    preview = client.post(reverse("sheet_preview", args=[world.sheet.pk]), {**data, **changes}, HTTP_HX_REQUEST="true")
+    assert words in errors_at(preview, "err-weapons")
+
+
+def test_a_card_in_play_may_change_its_weapons_in_place_and_gain_one_at_the_end(client, world):
+    bunker = campaign_holding(world, [1])
+    data = editor(client, world.designer, world.sheet)
+    data.update({"weapons-1-range": "30", "weapons-2-name": "DP-28", "weapons-2-crew": "2", "weapons-2-range": "36",
+                 "in_play_too": "on"})
+    assert save(client, world.sheet, data).status_code == 302
+    world.sheet.refresh_from_db()
+    assert [(w["name"], w["range"]) for w in world.sheet.weapons] == [("45mm", 48), ("Maxim", 30), ("DP-28", 36)]
+    bunker.refresh_from_db()
+    assert bunker.weapons_destroyed == [1] and lost_on_its_page(client, bunker) == "Maxim"
+
+
+def test_weapons_of_a_scenario_bunker_that_starts_with_one_lost_keep_their_places(client, world):
+    """A scenario's bunker may start with a weapon lost (an imported scenario): a campaign started from it
+    copies those places."""
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    scenario = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=scenario, name="Loghouse", kind="bunker", sheet=world.sheet, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="logs"), crew_side="B",
+                             crew_men=12, weapons_destroyed=[1])
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "weapons-0-DELETE": "on"})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert "the scenario Hill 112 holds Soviet AT/HMG Loghouse" in errors_at(response, "err-weapons")
+    # one placed whole in a scenario is the designer's to change: no campaign counts its places yet
+    Structure.objects.filter(scenario=scenario).update(weapons_destroyed=[])
+    assert save(client, world.sheet, {**data, "weapons-0-DELETE": "on"}).status_code == 302
 
 
 def test_several_problems_are_all_shown_at_once(client, world):

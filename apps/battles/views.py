@@ -189,9 +189,63 @@ def map_of(battle, structures, units):
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures)
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
-            "units_svg": units_svg(on_table),
+            "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
             "crews": any(s.crewed for s in structures)}  # the key explains P / R / 0 only where they can show
+
+
+ZONE_LABEL_SIZE = 1.3  # a deployment zone's label: height in inches (battle.css)
+
+
+def deployment_zones(battle):
+    """The deployment zones of the scenario the battle was started from, as the builder draws them,
+    each with its label placed. Drawn for the whole battle, faintly and under everything else, not only
+    while it is set up: units held in reserve come on later from their side's edge, which the zones
+    show. A map that changed its look when the battle starts would also go stale on the other phones:
+    starting a battle changes no structure or unit, so their polls redraw no map.
+
+    The scenario comes with the battle row (`snapshot.member_battle` joins it; the polls and the
+    spectator page select it): no query of its own. (An undo's or a turn's answer reads the battle
+    row again, which drops it: it is read once more there, as the header's "Scenario" did already.)
+    The campaign page's table has no scenario, and a battle started without one (a campaign's later
+    sessions) has no zones."""
+    if not getattr(battle, "scenario_id", None):
+        return []
+    zones = []
+    for zone in battle.scenario.deployment_zones or []:
+        try:
+            side = str(zone["side"])
+            x, y, w, d = (float(zone[k]) for k in ("x", "y", "width", "depth"))
+        except (KeyError, TypeError, ValueError):
+            continue  # as the builder's map skips a zone it cannot read (an imported scenario's)
+        if not (w > 0 and d > 0):
+            continue
+        zones.append(zone_piece(side, x, y, w, d, float(battle.table_width), float(battle.table_depth)))
+    return zones
+
+
+def zone_piece(side, x, y, w, d, table_w, table_d):
+    """A zone's rectangle and its label: along the table edge the zone runs by (that side's own edge),
+    inside it, so the words sit by the edge rather than in the zone's middle, where the ground's
+    structures stand over them; turned a quarter in a strip down a side edge too narrow for the words."""
+    label = f"Side {side} deploys"
+    inset = min(ZONE_LABEL_SIZE / 2 + 0.6, d / 2)
+    lx, ly, turn = x + w / 2, y + d / 2, 0
+    if len(label) * ZONE_LABEL_SIZE * 0.6 <= w or d <= w:
+        if y <= 0:
+            ly = y + inset
+        elif y + d >= table_d:
+            ly = y + d - inset
+    else:
+        inset, turn = min(ZONE_LABEL_SIZE / 2 + 0.6, w / 2), -90
+        if x <= 0:
+            lx = x + inset
+        elif x + w >= table_w:
+            lx = x + w - inset
+    g = _g
+    return SimpleNamespace(
+        side=side, x=g(x), y=g(y), width=g(w), depth=g(d), label=label, label_x=g(round(lx, 2)),
+        label_y=g(round(ly, 2)), turn=turn, title=f"{label} here: {g(w)}″ × {g(d)}″ from ({g(x)}″, {g(y)}″)")
 
 
 # The map's pieces are drawn here, not by template tags: a piece is a dozen numbers and a few words,

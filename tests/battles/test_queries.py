@@ -1,6 +1,7 @@
 """The battle screen's query counts do not grow with the battle: the page, the attack POST (HTMX and
 plain) and the poll (unchanged and changed) cost the same for 200 structures (floors, openings,
-occupants, fortifications) and 5,000 log entries as for one house and ten entries."""
+occupants, fortifications), 5,000 log entries and its scenario's deployment zones as for one house,
+ten entries and no scenario."""
 
 import uuid
 from decimal import Decimal
@@ -14,6 +15,7 @@ from django.urls import reverse
 from apps.armies.models import Unit
 from apps.battles import snapshot, watch
 from apps.battles.models import Battle, LogEntry
+from apps.campaigns.models import Scenario
 from apps.structures.models import BunkerSheet, Floor, Opening, Structure
 from tests import factories
 from tests.campaigns.test_pages import LOGHOUSE, fast_passwords  # noqa: F401 - autouse: cheap password hashing
@@ -21,11 +23,14 @@ from tests.campaigns.test_pages import LOGHOUSE, fast_passwords  # noqa: F401 - 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-def arena(name, *, structures, entries):
+def arena(name, *, structures, entries, zones=None):
     """The field gun and the grenadiers' house of the view tests, plus `structures` more structures
     (two floors each, windows, every other one occupied, every tenth a bunker with a sheet) and
-    `entries` log entries."""
+    `entries` log entries; with `zones`, started from a scenario with those deployment zones."""
     w = factories.make_world(club_name=name)
+    if zones is not None:
+        w.battle.scenario = Scenario.objects.create(club=w.club, name=f"{name} scenario", deployment_zones=zones)
+        w.battle.save(update_fields=["scenario"])
     w.he = factories.weapon("ba", "he-2d6", name="HE shell 2D6", he_value="2D6")
     w.house = w.structure("Brick house", floors=2, x=30, y=20)
     upstairs = w.house.floors.get(level=1)
@@ -89,6 +94,9 @@ def measure(w):
 
     counts["page"], response = count(lambda: client.get(page_url))
     assert response.status_code == 200
+    # Each page that redraws the whole map draws the scenario's zones (none without a scenario).
+    zones = len(w.battle.scenario.deployment_zones) if w.battle.scenario_id else 0
+    assert response.content.count(b'<g class="map-zone') == zones
 
     before = held(w)
     counts["attack POST (htmx)"], response = count(
@@ -108,6 +116,7 @@ def measure(w):
     counts["poll changed, map redrawn"], response = count(
         lambda: watcher.get(poll_url, {**before, "m": before["m"] - 1, "card": f"s{w.house.pk}"}, **HTMX))
     assert response.status_code == 200 and b'<div id="map"' in response.content
+    assert response.content.count(b'<g class="map-zone') == zones
     assert LogEntry.objects.filter(battle=w.battle, action="ba_he").count() == 2
     return counts
 
@@ -119,7 +128,8 @@ def loading(w):
 @pytest.mark.django_db
 def test_query_counts_do_not_grow_with_structures_or_log_entries(capsys):
     small_world = arena("Small club", structures=0, entries=10)
-    large_world = arena("Large club", structures=200, entries=5000)
+    large_world = arena("Large club", structures=200, entries=5000, zones=[
+        {"side": "A", "x": 0, "y": 0, "width": 72, "depth": 12}, {"side": "B", "x": 0, "y": 36, "width": 72, "depth": 12}])
     assert Structure.objects.filter(battle=large_world.battle).count() == 201
     # Every view here (and services.perform) reads the battle through snapshot.load; say so plainly
     # if that is what grows.

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from apps.battles import watch
 from apps.battles.models import Battle
-from apps.campaigns.models import Membership, Role, SpectatorLink
+from apps.campaigns.models import Membership, Role, Scenario, SpectatorLink
 from tests.battles.test_poll import attack
-from tests.battles.test_views import w  # noqa: F401 - the battle fixture
+from tests.battles.test_views import ZONES, map_zones, w  # noqa: F401 - w: the battle fixture
 from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords  # noqa: F401
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -115,6 +115,26 @@ def test_the_page_shows_map_structures_armies_and_log_read_only_without_an_accou
     link_id = watch.read_spectator(token, w.battle.pk)
     assert link_id == link.pk
     assert response["Cache-Control"].startswith("max-age=0")
+
+
+def test_a_spectator_sees_the_scenarios_deployment_zones_on_the_map_and_after_a_redraw(w):
+    """The spectator page draws the battle page's map, zones included (its scenario comes with the link's
+    battle); so does its poll when it redraws the whole map."""
+    Battle.objects.filter(pk=w.battle.pk).update(
+        scenario=Scenario.objects.create(club=w.club, name="Crossroads", deployment_zones=ZONES))
+    link = make_link(w)
+    client = Client()
+    response = client.get(page_url(link))
+    assert response.status_code == 200
+    assert [(side, rect, label) for side, rect, label, _ in map_zones(response)] == [
+        ("map-zone zone-A", {"x": 0, "y": 0, "width": 48, "height": 9}, "Side A deploys"),
+        ("map-zone zone-B", {"x": 0, "y": 27, "width": 48, "height": 9}, "Side B deploys"),
+        ("map-zone zone-B", {"x": 42.5, "y": 9, "width": 5.5, "height": 18}, "Side B deploys")]
+    attack(w)
+    redrawn = client.get(poll_url(w), held(w, link, m=0), **HTMX)
+    assert redrawn.status_code == 200 and '<div id="map" class="map-panel" hx-swap-oob="true">' in body(redrawn)
+    assert len(map_zones(redrawn)) == 3
+    assert_read_only(body(redrawn))
 
 
 def test_a_link_keeps_one_address(w, monkeypatch):

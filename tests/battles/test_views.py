@@ -18,7 +18,7 @@ from django.utils import timezone
 from apps.armies.models import Unit, UnitWeapon
 from apps.battles import services, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
-from apps.campaigns.models import Club, Membership, Role
+from apps.campaigns.models import Club, Membership, Role, Scenario
 from apps import rules
 from apps.rules import SequenceState
 from apps.rules.tables import DH_SHEETS
@@ -307,6 +307,103 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     assert len(house.find_all("g", cls="map-badge")) == 1
     assert [float(t.attrs["y"]) for t in house.find_all("text") if "map-name" in t.attrs.get("class", "")] == [
         20 + float(w.house.depth) / 2 + 1.3]
+
+
+# A 48″ × 36″ scenario's zones: a strip along each side's edge, and side B's flank down the right edge,
+# too narrow for its label to run across.
+ZONES = [{"side": "A", "x": 0, "y": 0, "width": 48, "depth": 9},
+         {"side": "B", "x": 0, "y": 27, "width": 48, "depth": 9},
+         {"side": "B", "x": 42.5, "y": 9, "width": 5.5, "depth": 18}]
+
+
+def started_from_scenario(w, zones, name="Hill 112"):
+    """A battle an organiser starts with the builder's Start from a scenario of w's club: a 48″ × 36″
+    table with `zones` and a farmhouse in the middle."""
+    scenario = Scenario.objects.create(club=w.club, name=name, table_width=48, table_depth=36, ruleset="ba",
+                                       deployment_zones=zones)
+    Structure.objects.create(scenario=scenario, name="Farmhouse", damage_max=24, x=24, y=18, width=6, depth=6,
+                             wall_material=factories.material("brick", 6, construction="brick"))
+    response = signed(Client(), w.organiser).post(reverse("scenario_start", args=[scenario.pk]),
+                                                  {"name": f"Battle on {name}", "status": "setup"})
+    assert response.status_code == 302
+    return Battle.objects.get(scenario=scenario)
+
+
+def map_zones(response):
+    """The deployment zones the map panel draws: (side class, rectangle, label, its turn), in order."""
+    svg = page(response).find("map").find_all("svg")[0]
+    return [(g.attrs["class"], {k: float(v) for k, v in g.find_all("rect")[0].attrs.items()},
+             g.find_all("text")[0].text(), g.find_all("text")[0].attrs)
+            for g in svg.find_all("g", cls="map-zone")]
+
+
+def test_the_battle_map_draws_its_scenarios_deployment_zones_under_the_structures(client, w):
+    battle = started_from_scenario(w, ZONES)
+    response = signed(client, w.alice).get(reverse("battle", args=[battle.pk]))
+    assert response.status_code == 200
+    zones = map_zones(response)
+    # Where the scenario puts them, in its inches (the map draws one user unit an inch).
+    assert [(side, rect) for side, rect, _, _ in zones] == [
+        ("map-zone zone-A", {"x": 0, "y": 0, "width": 48, "height": 9}),
+        ("map-zone zone-B", {"x": 0, "y": 27, "width": 48, "height": 9}),
+        ("map-zone zone-B", {"x": 42.5, "y": 9, "width": 5.5, "height": 18}),
+    ]
+    # Labelled inside each zone by the table edge it runs along; turned down the narrow flank.
+    assert [label for _, _, label, _ in zones] == ["Side A deploys", "Side B deploys", "Side B deploys"]
+    assert [{k: v for k, v in attrs.items() if k != "class"} for _, _, _, attrs in zones] == [
+        {"x": "24", "y": "1.25"}, {"x": "24", "y": "34.75"},
+        {"x": "46.75", "y": "18", "transform": "rotate(-90 46.75 18)"}]
+    html = body(response)
+    assert "<title>Side A deploys here: 48″ × 9″ from (0″, 0″)</title>" in html
+    # Under the structures and units: drawn after the table, before any of them.
+    farmhouse = battle.structures.get()
+    assert html.index('class="map-table"') < html.index('class="map-zone zone-B"') \
+        < html.index(f'id="map-s{farmhouse.pk}"') < html.index('id="map-units"')
+    assert_csp_clean(response)
+
+
+def test_a_battle_without_a_scenario_or_whose_scenario_has_no_zones_draws_none(client, w):
+    signed(client, w.alice)
+    assert w.battle.scenario_id is None
+    response = client.get(url(w, "battle"))
+    assert response.status_code == 200 and map_zones(response) == []
+    assert "map-zone" not in body(response)
+    battle = started_from_scenario(w, [], name="Open ground")
+    response = client.get(reverse("battle", args=[battle.pk]))
+    assert response.status_code == 200 and map_zones(response) == []
+    # A zone the builder's map cannot read (an imported file's) is skipped there and here alike.
+    Scenario.objects.filter(pk=battle.scenario_id).update(deployment_zones=[
+        {"side": "A", "x": 0, "y": 0, "width": "wide", "depth": 9}, {"side": "B", "x": 0, "y": 30},
+        {"side": "<b>B</b>", "x": 0, "y": 30, "width": 48, "depth": 6}])
+    response = client.get(reverse("battle", args=[battle.pk]))
+    assert [(side, label) for side, _, label, _ in map_zones(response)] == [
+        ("map-zone zone-<b>B</b>", "Side <b>B</b> deploys")]
+    html = body(response)
+    assert '<g class="map-zone zone-&lt;b&gt;B&lt;/b&gt;">' in html and "Side &lt;b&gt;B&lt;/b&gt; deploys" in html
+    assert "<b>B</b>" not in html
+
+
+def test_a_whole_map_redrawn_by_an_attacks_answer_or_the_poll_keeps_the_zones(client, w):
+    """An answer to a page that missed a map change redraws the whole map: the zones with it. One
+    that sends only the changed pieces leaves the page's zones where they are."""
+    scenario = Scenario.objects.create(club=w.club, name="Crossroads", deployment_zones=ZONES[:2])
+    Battle.objects.filter(pk=w.battle.pk).update(scenario=scenario)
+    signed(client, w.alice)
+    battle = Battle.objects.get(pk=w.battle.pk)
+    held = {"v": battle.version, "m": battle.map_version, "after": battle.log_entries.count(),
+            "t": watch.issue(w.battle.pk, w.alice.pk)}
+    shot = he_attack(w, dice_0="2", dice_1="1")  # the squad stays, pinned
+    stale = client.post(url(w, "battle_resolve"), {**shot, **held, "m": held["m"] - 1}, **HTMX)
+    assert stale.status_code == 200
+    # A phone that held the map as it was before the attack gets only the pieces it changed.
+    pieces = client.get(url(w, "battle_poll"), held, **HTMX)
+    assert pieces.status_code == 200 and f'id="map-{sid(w.house)}"' in body(pieces)
+    assert '<div id="map"' not in body(pieces) and "map-zone" not in body(pieces)
+    poll = client.get(url(w, "battle_poll"), {**held, "m": 0}, **HTMX)
+    assert poll.status_code == 200
+    for answer in (stale, poll):
+        assert '<div id="map" class="map-panel" hx-swap-oob="true">' in body(answer)
+        assert [label for _, _, label, _ in map_zones(answer)] == ["Side A deploys", "Side B deploys"]
 
 
 def test_the_card_gives_armour_classes_only_where_the_rules_read_them(client, w):

@@ -667,7 +667,7 @@ def on_the_table(c, path, structure, width, depth):
 
 def crews_as_built(c, doc):
     """The builder's rule for a Disposable Heroes bunker's crew (`StructureForm.check_crew`): at most its
-    sheet's men, holding it for one side. A crew of neither side could be attacked by both sides, could
+    sheet's men (refused), holding it for one side (told). A crew of neither side could be attacked by both sides, could
     not leave, and counted in neither tally; more men than the sheet's were printed as the card's. Asked
     of a scenario file only: a campaign file's scenarios and ground were played as they stand (the builder
     gave a bunker its sheet's crew for neither side until it asked), and a club's backup must import."""
@@ -682,8 +682,11 @@ def crews_as_built(c, doc):
             c.error(join(path, "crew_men"), f"{men} men is more than its sheet's crew: the "
                                             f"{show(s['sheet']['name'])} sheet has {total} men (0 to {total})")
         elif men and not s["crew_side"]:
-            c.error(join(path, "crew_side"), f"its crew of {men} men holds it for neither side: give the side "
-                                             '("A" or "B") whose men hold it, or crew_men 0')
+            # Imported all the same, and told: every scenario file this app wrote before the builder asked
+            # was so, and a designer's backups must come back. The builder marks the bunker until a side
+            # is chosen on its page.
+            c.note(join(path, "crew_side"), f"its crew of {men} men holds it for neither side: choose the side "
+                                            "whose men hold it on its page in the builder before a campaign starts")
 
 
 # ---------------------------------------------------------------------------------- import

@@ -352,8 +352,18 @@ class ActionForm(forms.Form):
         choices = [("", "Choose a unit")]
         # Only the units that can make the action at all (the rule's `fits`: a tank ram's heavy tanks).
         fits = next((f.fits for f in self.spec.fields if f.name == name), None) or (lambda u: True)
+        armed = self._armed() if name == "attacker" else None
         for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
             if u.side not in self.sides or u.destroyed or (not fits(u) and u.id != current):
+                continue
+            if armed is not None and not armed(u):
+                # Chosen for another action, or before it: let go while the player is still choosing;
+                # a form submitted with it keeps it, beside the rule's reason.
+                if u.id == current and self.keep_invalid:
+                    choices.append(unit_choice(self.state, u, "no weapon that can do this"))
+                elif u.id == current:
+                    self.data.pop(name, None)
+                    current = ""
                 continue
             action = self.data.get("action")
             done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)
@@ -369,6 +379,21 @@ class ActionForm(forms.Form):
             why = "destroyed" if unit is not None and unit.side in self.sides and unit.destroyed else "not yours"
             choices.append(unit_choice(self.state, unit, why) if unit else (current, current))
         return choices
+
+    def _armed(self):
+        """Whether a unit carries a weapon it can make this action with (the weapon field's `fits` and
+        `fits_with`, as `_weapons` lists them; services refuses any other), or None where the unit's own
+        weapons do not matter: no weapon asked for, one that may be left out (DH small arms), another
+        piece's (a detection) or an air strike's aircraft."""
+        weapon = next((f for f in self.spec.fields if f.type == "weapon"), None)
+        if weapon is None or not weapon.required or weapon.default is not None or self.spec.key in WEAPON_OF \
+                or self.data.get("mode") == "air_strike":
+            return None
+        fits = weapon.fits or (lambda w: True)
+        fits_with = weapon.fits_with or (lambda w, inputs: True)
+        catalogue = self.state.weapons
+        return lambda u: any(k in catalogue and fits(catalogue[k]) and fits_with(catalogue[k], self.data)
+                             for k in u.weapons)
 
     def _floors(self, optional, field=None):
         structure = self.state.structures.get(str(self.data.get("structure", "")))

@@ -92,6 +92,10 @@ def form_html(response):
 # ---------------------------------------------------------------------------------- the page
 
 def test_page_has_map_card_form_turns_log_and_poller(client, w):
+    # HE is offered only to units carrying an HE weapon: each side's infantry gets one, so the list
+    # below holds alice's and not bob's because of their sides.
+    for unit in (w.rifles, w.squad):
+        UnitWeapon.objects.create(unit=unit, weapon=w.he)
     response = signed(client, w.alice).get(url(w, "battle") + f"?target={sid(w.house)}")
     assert response.status_code == 200
     assert_csp_clean(response)
@@ -116,6 +120,7 @@ def test_page_has_map_card_form_turns_log_and_poller(client, w):
 
 
 def test_a_unit_that_acted_is_not_offered(client, w):
+    UnitWeapon.objects.create(unit=w.rifles, weapon=w.he)  # HE is offered only to units that carry it
     Unit.objects.filter(pk=w.gun.pk).update(acted=True)
     response = signed(client, w.alice).get(url(w, "battle"))
     attackers = [o.attrs["value"] for o in page(response).find("id_attacker").find_all("option")]
@@ -183,8 +188,13 @@ def test_the_weapon_list_offers_what_can_make_the_action(client, w):
 
     assert weapons(action="ba_he", attacker=uid(w.gun)) == [("", "Choose a weapon", False),
                                                             (f"w{w.he.pk}", "HE shell 2D6", True)]
-    assert weapons(action="ba_flamethrower", attacker=uid(w.gun)) == [
-        ("", "Field gun has no weapon that can do this", True)]
+    # A unit none of whose weapons can do it is not offered as the attacker; sent all the same, its
+    # weapon list says so.
+    sent = client.post(url(w, "battle_resolve"), {"action": "ba_flamethrower", "attacker": uid(w.gun),
+                                                  "structure": sid(w.house), "client_token": str(uuid.uuid4())},
+                       **HTMX)
+    assert [(o.attrs.get("value"), o.text()) for o in page(sent).find("id_weapon").find_all("option")] == [
+        ("", "Field gun has no weapon that can do this")]
     # A weapon chosen before that cannot do it gives way to the one that can while choosing…
     assert weapons(action="ba_he", attacker=uid(w.gun), weapon=f"w{at_gun.pk}")[1:] == [
         (f"w{w.he.pk}", "HE shell 2D6", True)]
@@ -197,19 +207,90 @@ def test_the_weapon_list_offers_what_can_make_the_action(client, w):
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
 def test_a_unit_that_carries_no_weapon_is_offered_none(client, w, htmx):
     """Rifles carries no weapon in this battle: its weapon list was the whole catalogue (as if no unit
-    were chosen), and whatever the player picked was refused ("Rifles does not carry …"). It says the
-    unit has no weapon that can do this; a weapon sent anyway is still refused beside the field."""
+    were chosen), and whatever the player picked was refused ("Rifles does not carry …"). The form no
+    longer offers Rifles for HE; sent with it all the same, the list says the unit has no weapon that
+    can do this, and a weapon sent anyway is still refused beside the field."""
     signed(client, w.alice)
-    form = page(client.get(url(w, "battle_form"), {"action": "ba_he", "attacker": uid(w.rifles),
-                                                    "structure": sid(w.house)}, **HTMX)).find("id_weapon")
-    assert [(o.attrs["value"], o.text()) for o in form.find_all("option")] == \
-        [("", "Rifles has no weapon that can do this")]
     before = state(w)
+    sent = client.post(url(w, "battle_resolve"), he_attack(w, attacker=uid(w.rifles), weapon=""),
+                       **(HTMX if htmx else {}))
+    assert [(o.attrs["value"], o.text()) for o in page(sent).find("id_weapon").find_all("option")] == \
+        [("", "Rifles has no weapon that can do this")]
+    assert state(w) == before
     response = client.post(url(w, "battle_resolve"), he_attack(w, attacker=uid(w.rifles)), **(HTMX if htmx else {}))
     assert response.status_code == (200 if htmx else 422)
     assert "Rifles does not carry HE shell 2D6" in text_of(response, "field-weapon")
     assert "HE shell 2D6 (not carried)" in text_of(response, "field-weapon")
     assert state(w) == before
+
+
+def attacker_options(response):
+    """The attacking units offered, as (value, label, selected), the blank first choice left out."""
+    select = page(response).find("id_attacker")
+    return [(o.attrs["value"], o.text(), "selected" in o.attrs) for o in select.find_all("option") if o.attrs["value"]]
+
+
+def test_an_attack_offers_only_the_units_carrying_a_weapon_that_can_make_it(client, db):
+    """In the demo battle 'HE over open sights' listed all five Soviet units, and a rifle squad picked
+    was told it '… has no weapon that can do this'. Only the field gun team carries HE. Actions that
+    ask no weapon of the unit (a damage roll, an air strike's aircraft) still offer every unit, and a
+    squad chosen for one is let go when the action changes to HE, then offered again."""
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    call_command("demo", verbosity=0)
+    battle = Battle.objects.get(name="Village crossroads — session 1")
+    units = {u.name: f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle, army__side="A")}
+    squad = units["1st Rifle Squad"]
+    signed(client, User.objects.get(username="alice"))
+
+    def offered(**data):
+        return attacker_options(client.get(reverse("battle_form", args=[battle.pk]), data, **HTMX))
+
+    assert [(v, chosen) for v, _, chosen in offered(action="ba_he")] == [(units["Field gun team"], False)]
+    everyone = sorted(units.values())
+    damage = offered(action="ba_damage", attacker=squad)
+    assert sorted(v for v, _, _ in damage) == everyone and (squad, True) in [(v, c) for v, _, c in damage]
+    # Changed to HE with the squad chosen: let go, not left selected without being offered.
+    he = client.get(reverse("battle_form", args=[battle.pk]), {"action": "ba_he", "attacker": squad}, **HTMX)
+    assert [v for v, _, _ in attacker_options(he)] == [units["Field gun team"]]
+    assert not any(chosen for _, _, chosen in attacker_options(he))
+    assert "has no weapon that can do this" not in text_of(he, "field-weapon")
+    # Indirect fire needs a weapon that fires indirect; an air strike's aircraft is nobody's weapon.
+    assert offered(action="ba_indirect", mode="indirect") == []
+    assert sorted(v for v, _, _ in offered(action="ba_indirect", mode="air_strike", attacker=squad)) == everyone
+    assert sorted(v for v, _, _ in offered(action="ba_damage")) == everyone
+
+
+def test_small_arms_whose_weapon_may_be_left_out_offer_every_unit(client, db):
+    """Disposable Heroes small arms need no weapon named (the firing unit's shots are what count): a
+    section carrying none is offered for them, but not for a main gun, which must be one it carries."""
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    gun = factories.weapon("dh", "pak-40-t", name="PaK 40", dh_category="main_gun")
+    gunners = dh.unit("A", "Gun crew", weapons=[gun])
+    section = dh.unit("A", "Rifle section")
+    signed(client, dh.alice)
+
+    def offered(action):
+        return [v for v, _, _ in attacker_options(client.get(url(dh, "battle_form"), {"action": action}, **HTMX))]
+
+    assert offered("dh_small_arms") == [uid(gunners), uid(section)]
+    assert uid(section) not in offered("dh_main_gun")
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_an_attacker_without_a_weapon_for_the_action_sent_anyway_stays_chosen_beside_the_refusal(client, w, htmx):
+    """The form no longer offers Rifles for HE; a form sent with it all the same is refused beside the
+    weapon as before, nothing changed, and Rifles stays chosen, saying why, rather than the select
+    silently falling back to 'Choose a unit'."""
+    signed(client, w.alice)
+    before = state(w)
+    sent = client.post(url(w, "battle_resolve"), he_attack(w, attacker=uid(w.rifles)), **(HTMX if htmx else {}))
+    assert sent.status_code == (200 if htmx else 422)
+    assert "Rifles does not carry HE shell 2D6" in text_of(sent, "field-weapon")
+    assert [(v, label.endswith("— no weapon that can do this"), chosen) for v, label, chosen in attacker_options(sent)
+            if v == uid(w.rifles)] == [(uid(w.rifles), True, True)]
+    assert state(w) == before and not LogEntry.objects.filter(battle=w.battle).exists()
 
 
 def test_a_long_choice_is_repeated_in_full_below_its_select(client, w):
@@ -1520,6 +1601,9 @@ def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client
 
 def test_a_piece_a_blast_incapacitated_may_not_act_but_still_checks_morale(client, lg):
     """LG-63: offered for its morale check only; an attack or activation with it is refused, unchanged."""
+    laser = factories.weapon("lg", "laser-t", weapon_type="laser", attack_factor=4, rof_code="S")
+    for unit in (lg.a1, lg.a2):  # an attack is offered only to pieces carrying a weapon
+        UnitWeapon.objects.create(unit=unit, weapon=laser)
     seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
     Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict(), status=BattleStatus.IN_PROGRESS)
     Unit.objects.filter(pk=lg.a1.pk).update(incapacitated=True)
@@ -1633,6 +1717,8 @@ def test_htmx_posts_carry_the_csrf_token_in_a_header(w):
 
 
 def test_players_act_only_for_their_own_side(client, w):
+    for unit in (w.squad, w.pioneers):  # HE is offered only to units that carry it
+        UnitWeapon.objects.create(unit=unit, weapon=w.he)
     signed(client, w.bob)
     response = client.get(url(w, "battle"))
     attackers = [o.attrs["value"] for o in page(response).find("id_attacker").find_all("option")]
@@ -1764,14 +1850,15 @@ def test_players_record_a_move_and_every_panel_follows(client, w):
 def test_without_javascript_a_tap_on_the_map_keeps_the_choices_made(client, w):
     """A tap follows the piece's plain link: it carries the action, unit and weapon already chosen, not
     the aim (the tap chooses that) nor one-time tokens."""
+    UnitWeapon.objects.create(unit=w.gun, weapon=w.flamer)  # a flamethrower is offered to units carrying one
     signed(client, w.alice)
-    chosen = {"action": "ba_flamethrower", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "structure": "s999",
+    chosen = {"action": "ba_flamethrower", "attacker": uid(w.gun), "weapon": f"w{w.flamer.pk}", "structure": "s999",
               "client_token": str(uuid.uuid4()), "dice_0": "4"}
     html = page(client.get(url(w, "battle"), chosen))
     href = html.find(f"map-{sid(w.house)}").attrs["href"]
     query = parse_qs(urlsplit(href).query)
     assert {k: query[k] for k in ("action", "attacker", "weapon", "target")} == {
-        "action": ["ba_flamethrower"], "attacker": [uid(w.gun)], "weapon": [f"w{w.he.pk}"], "target": [sid(w.house)]}
+        "action": ["ba_flamethrower"], "attacker": [uid(w.gun)], "weapon": [f"w{w.flamer.pk}"], "target": [sid(w.house)]}
     assert not {"structure", "client_token", "dice_0"} & set(query)
     tapped = page(client.get(href))
 

@@ -125,11 +125,7 @@ def test_two_sessions_of_the_demo_campaign_one_after_the_other(client, demo):
 
     # An action in session 2, then side B wins it.
     ids = demo.ids(two)
-    resolve(client, two, demo.alice, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
-            weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
-            hit="yes", went_down="no", pins="1")
-    resolve(client, two, demo.alice, [6, 6, 6, 1], action="ba_damage", target=ids.u["B", "Grenadier Squad 2"],
-            hits="4", source="he")
+    shell_the_townhouse(client, two, demo.alice, ids)
     before_finish = campaign_rows(demo)
     response = signed(client, demo.organiser).post(reverse("battle_finish", args=[two.pk]),
                                                    {"winner": "B", "result": "The tower held"})
@@ -158,6 +154,15 @@ def test_two_sessions_of_the_demo_campaign_one_after_the_other(client, demo):
         assert first_broken_entry(battle) is None
 
 
+def shell_the_townhouse(client, battle, user, ids):
+    """The field gun's 2D6 shell on the townhouse: four hits on Grenadier Squad 2, three of them kill."""
+    resolve(client, battle, user, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
+            weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
+            hit="yes", went_down="no", pins="1")
+    resolve(client, battle, user, [6, 6, 6, 1], action="ba_damage", target=ids.u["B", "Grenadier Squad 2"],
+            hits="4", source="he")
+
+
 def move(client, battle, user, unit, **where):
     data = {"action": "move", "unit": unit, "client_token": str(uuid.uuid4()), **where}
     response = signed(client, user).post(reverse("battle_resolve", args=[battle.pk]), data)
@@ -183,11 +188,7 @@ def test_two_sessions_open_at_once_each_write_back_what_they_changed(client, dem
     # Session 2: shells on the townhouse cost Grenadier Squad 2 three men; the 1st Rifle Squad takes
     # the same ground floor, free at that table.
     ids = demo.ids(two)
-    resolve(client, two, demo.alice, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
-            weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
-            hit="yes", went_down="no", pins="1")
-    resolve(client, two, demo.alice, [6, 6, 6, 1], action="ba_damage", target=ids.u["B", "Grenadier Squad 2"],
-            hits="4", source="he")
+    shell_the_townhouse(client, two, demo.alice, ids)
     move(client, two, demo.alice, ids.u["A", "1st Rifle Squad"], structure=ids.s[WORKSHOP], floor="0")
 
     client.force_login(demo.organiser)

@@ -12,6 +12,7 @@ from apps.battles.models import Battle
 from apps.campaigns.models import Campaign
 from apps.structures.models import BunkerSheet, Structure
 from tests.browser.conftest import sign_in
+from tests.browser.test_battle_screen import die, swapped
 
 pytestmark = [pytest.mark.browser]
 
@@ -138,3 +139,37 @@ def test_the_clubs_menu_opens_on_the_screen(live_server, demo, watch, width):
     assert box["x"] >= 0 and box["x"] + box["width"] <= width, (box, width)
     link.click()
     expect(page).to_have_url(re.compile(r"/clubs/redoubt-demo-club/$"))
+
+
+def test_a_phone_enters_seven_dice_two_a_row_each_row_level(live_server, demo, watch):
+    """Seven damage dice stood in one column of seven on a 360 px phone (the grid asked 9.5rem a die).
+    Two a row now; and as the first die's label names the roll and wraps, and a die may carry an error
+    under it, the inputs of a row still line up (a subgrid of label, input, error)."""
+    mg = Unit.objects.get(army__battle=demo, name="MG team")
+    page = watch("alice")
+    page.set_viewport_size({"width": 360, "height": 800})
+    sign_in(page, live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]) + f"?action=ba_damage&target=u{mg.pk}&hits=7"
+              "&dice_mode=player")
+
+    def inputs():
+        return page.evaluate("""() => Array.from(document.querySelectorAll('.die-input'),
+                                  el => { const r = el.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top)]; })""")
+    before = inputs()
+    assert len(before) == 7
+    assert len({left for left, _ in before}) == 2, before  # two columns
+    assert len({top for _, top in before}) == 4, before  # four rows, each pair level
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+    for i in range(7):
+        if i == 1:  # no d6 face: battle.js waits for more, and "Go" moves on
+            with swapped(page, "#attack-form"):
+                page.locator("#id_dice_1").press_sequentially("7")
+                page.locator("#id_dice_1").press("Enter")
+        else:
+            die(page, i, 3)
+    page.locator("#attack-form .resolve").click()
+    expect(page.locator("#error-dice_1")).to_contain_text("7 is not a d6 result")
+    after = inputs()
+    assert after[0][1] == after[1][1], after  # the error under the second die does not lift its input
+    assert len({top for _, top in after}) == 4, after

@@ -177,12 +177,9 @@ class AddStructureForm(forms.Form):
             self.fields["after"].initial = scenario.structures.order_by("-pk").values_list("pk", flat=True).first() or 0
         self.fields["sheet"].queryset = usable_sheets(scenario)
         self.fields["sheet"].label_from_instance = sheet_label
+        self.fields["blueprint"].choices = blueprints.choices_for(scenario.ruleset)
         if scenario.ruleset == "lg":
-            # Bunker sheets are Disposable Heroes' (a Bolt Action bunker may take its kind and shape from
-            # one, but units hold it, not the sheet's crew): LaserGrenadiers builds its fortifications
-            # from military materials, without one.
-            self.fields["blueprint"].choices = [(b.key, b.label) for b in blueprints.BLUEPRINTS if not b.needs_sheet]
-            del self.fields["sheet"]
+            del self.fields["sheet"]  # see Blueprint.offered_in
 
     def clean(self):
         data = super().clean()

@@ -46,6 +46,14 @@ class Blueprint:
     needs_sheet: bool = False
     breach_needed: int = 0
     note: str = ""
+    ruleset: str = ""  # offered only in that ruleset's scenarios; "" in every one
+
+    def offered_in(self, ruleset):
+        # Sheets are Disposable Heroes' (a Bolt Action bunker may take its kind and shape from one):
+        # LaserGrenadiers builds its fortifications from military materials instead.
+        if ruleset == "lg" and self.needs_sheet:
+            return False
+        return not self.ruleset or self.ruleset == ruleset
 
     def points(self, variant):
         return damage_points(self.toughness, variant)
@@ -92,9 +100,23 @@ BLUEPRINTS = [
     Blueprint("bunker", "Bunker (with a sheet)", "bunker", "concrete", "concrete_reinforced_any_surface", 4, 4, 7,
               floors=({"front": {"firing_slit": 2}, "rear": {"door": 1}},), needs_sheet=True,
               note="Pick its sheet. Disposable Heroes: the crew starts at the sheet's total; Bolt Action: units hold it."),
+    # Seed 000's permanent fortifications, "constructed of reinforced concrete": a pillbox to fight from
+    # (firing slits, complete overhead cover), a bunker to shelter in (one entrance, no slits). Units hold
+    # them, as they hold a building; a LaserGrenadiers scenario has no sheets to take them from.
+    Blueprint("lg-pillbox", "Pillbox (reinforced concrete)", "pillbox", "concrete_reinforced",
+              "concrete_reinforced_any_surface", 3, 3, 8, floors=({"front": {"firing_slit": 2}, "left": {"firing_slit": 1},
+                                                                   "right": {"firing_slit": 1}, "rear": {"door": 1}},),
+              ruleset="lg", note="Seed 000: firing slits and embrasures, complete overhead cover."),
+    Blueprint("lg-bunker", "Bunker (reinforced concrete)", "bunker", "concrete_reinforced",
+              "concrete_reinforced_any_surface", 4, 4, 10, floors=({"rear": {"door": 1}},), ruleset="lg",
+              note="Seed 000: a shelter, not a fighting position: one entrance, no firing slits."),
     Blueprint("fort", "Fort (with a sheet)", "fort", "concrete_reinforced", "concrete_reinforced_any_surface", 6, 4,
               12, floors=({"front": {"firing_slit": 2}, "rear": {"door": 1}},), needs_sheet=True),
 ]
 
 BY_KEY = {b.key: b for b in BLUEPRINTS}
 CHOICES = [(b.key, b.label) for b in BLUEPRINTS]
+
+
+def choices_for(ruleset):
+    return [(b.key, b.label) for b in BLUEPRINTS if b.offered_in(ruleset)]

@@ -1362,6 +1362,37 @@ def test_a_laser_grenadiers_scenario_offers_no_bunker_sheets(client, demo):
     assert html.find("add_sheet") is None
 
 
+def test_a_laser_grenadiers_scenario_builds_its_fortifications_from_reinforced_concrete(client, demo):
+    """With no sheets to take them from, a LaserGrenadiers designer had no pillbox or bunker to add: only
+    a weapon emplacement to rebuild by hand. Seed 000's permanent fortifications are offered there (and
+    only there: the other rulesets take theirs from a sheet), built of reinforced concrete."""
+    scenario = demo.village  # Bolt Action
+    signed_in(client, demo.designer)
+    offered = [o.attrs["value"] for o in page(client.get(reverse("scenario", args=[scenario.pk])))
+               .find("add_blueprint").find_all("option")]
+    assert "lg-pillbox" not in offered and "lg-bunker" not in offered
+    before = scenario.structures.count()
+    response = add(client, scenario, "lg-pillbox")
+    assert response.status_code == 400 and "lg-pillbox is not one of the available choices" in body(response)
+    assert scenario.structures.count() == before
+
+    Scenario.objects.filter(pk=scenario.pk).update(ruleset="lg")
+    offered = [o.attrs["value"] for o in page(client.get(reverse("scenario", args=[scenario.pk])))
+               .find("add_blueprint").find_all("option")]
+    assert "lg-pillbox" in offered and "lg-bunker" in offered
+    assert add(client, scenario, "lg-pillbox").status_code == 302
+    pillbox = scenario.structures.get(name="Pillbox (reinforced concrete)")
+    assert (pillbox.kind, pillbox.wall_material.slug, pillbox.roof_material.slug, pillbox.sheet_id, pillbox.crew_men) == \
+        ("pillbox", "concrete_reinforced", "concrete_reinforced_any_surface", None, 0)
+    assert pillbox.is_fortification and not pillbox.flammable
+    openings = sorted((o.side, o.kind, o.count) for f in pillbox.floors.all() for o in f.openings.all())
+    assert openings == [("front", "firing_slit", 2), ("left", "firing_slit", 1), ("rear", "door", 1),
+                        ("right", "firing_slit", 1)]
+    assert add(client, scenario, "lg-bunker").status_code == 302
+    bunker = scenario.structures.get(name="Bunker (reinforced concrete)")
+    assert bunker.kind == "bunker" and [o.kind for f in bunker.floors.all() for o in f.openings.all()] == ["door"]
+
+
 def test_only_a_laser_grenadiers_scenario_offers_its_own_options(client, demo):
     """Damage points, collapse checks, events and fireteams are read by LaserGrenadiers' rules alone:
     a Bolt Action scenario's settings neither show nor change them."""

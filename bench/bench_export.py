@@ -1,0 +1,204 @@
+"""What a campaign file costs the worker that writes it: the peak memory (RSS) of a fresh process that
+downloads the demo campaign's file through Django's test client, and the seconds it takes, with the
+first session's log grown to 5,000 and then 30,000 entries.
+
+    .venv/bin/python bench/bench_export.py                 # about three minutes
+    .venv/bin/python bench/bench_export.py --sizes 2000    # quicker
+
+Recreates the PostgreSQL database `redoubt_bench_export` each time and loads the demo. The log's
+entries are real ones: the rifle squad moving into the timber workshop and out again through the
+services (a move's undo data holds the house's whole state, the commonest entry and one of the
+larger), copied on with their hash chain recomputed, so the file is one the import takes and whose
+chain verifies.
+
+Each figure comes from a child process of its own (a high-water mark cannot be reset), as a gunicorn
+worker would serve one download:
+- `view`: GET /campaigns/<id>/export/ as the view answers now, the body consumed as a WSGI server
+  would (a streamed body written to a file as it comes);
+- `one dict`: the way the view answered before it streamed, `campaign_text(export_campaign(c))` in one
+  HttpResponse: the whole campaign as one dict, then one string, then its bytes.
+"idle" is the child's RSS after Django is set up and the client signed in, before the download. Both
+files must be the same bytes (their SHA-256 is compared). No target: it prints figures.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASE = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(BASE), str(Path(__file__).resolve().parent)]
+import bench_http  # noqa: E402 - the database helpers and production-like settings
+
+DB_NAME = "redoubt_bench_export"
+MODES = ("view", "one dict")
+
+
+def use_own_database():
+    bench_http.DB_NAME = DB_NAME
+    bench_http.DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
+
+
+def environment():
+    tmp = Path(tempfile.mkdtemp(prefix="redoubt-export-"))
+    (tmp / "bench_settings.py").write_text(
+        "from config.settings import *  # noqa: F403\n"
+        "STORAGES = {'default': {'BACKEND': 'django.core.files.storage.FileSystemStorage'},\n"
+        "            'staticfiles': {'BACKEND': 'django.contrib.staticfiles.storage.StaticFilesStorage'}}\n")
+    env = bench_http.server_env(tmp, 600)
+    env["DATABASE_URL"] = bench_http.DATABASE_URL
+    return env
+
+
+def rss_kb():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+# ---------------------------------------------------------------------------------- the child
+
+def child(mode, campaign_pk, out):
+    """One download in this fresh process; prints its figures as one JSON line."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.urls import reverse
+
+    from apps.campaigns.models import Campaign
+
+    campaign = Campaign.objects.get(pk=campaign_pk)
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username="alice"))
+    idle = rss_kb()
+    digest, size = hashlib.sha256(), 0
+    start = time.perf_counter()
+    if mode == "view":
+        response = client.get(reverse("campaign_export", args=[campaign.pk]))
+        assert response.status_code == 200, response.status_code
+        pieces = response.streaming_content if response.streaming else [response.content]
+    else:
+        from apps.campaigns.export import campaign_text, export_campaign
+        from apps.structures.views import json_download
+
+        response = json_download(campaign_text(export_campaign(campaign)), "bench.json")
+        pieces = [response.content]
+    with open(out, "wb") as f:
+        for piece in pieces:
+            f.write(piece)
+            digest.update(piece)
+            size += len(piece)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"idle_kb": idle, "peak_kb": peak, "seconds": seconds, "bytes": size,
+                      "sha256": digest.hexdigest(), "streamed": bool(getattr(response, "streaming", False))}))
+
+
+def run_child(env, mode, campaign_pk):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        done = subprocess.run([sys.executable, __file__, "--child", mode, str(campaign_pk), out.name], env=env,
+                              capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"the {mode} child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------- the log
+
+def template_entries(battle, n=40):
+    """n real entries: the rifle squad into the timber workshop's upper floor and out again."""
+    from apps.armies.models import Unit
+    from apps.battles import services
+    from apps.structures.models import Structure
+    from django.contrib.auth import get_user_model
+
+    alice = get_user_model().objects.get(username="alice")
+    squad = Unit.objects.get(army__battle=battle, army__side="A", name="1st Rifle Squad")
+    house = Structure.objects.get(battle=battle, name="Timber workshop")
+    for i in range(n):
+        into = {"structure": f"s{house.pk}", "floor": "1"} if i % 2 == 0 else {"x": str(8 + i % 5), "y": "14"}
+        services.perform(battle_id=battle.pk, user=alice, action="move", inputs={"unit": f"u{squad.pk}", **into})
+    return list(battle.log_entries.filter(action="move").order_by("seq"))
+
+
+def grow_log(battle, templates, entries):
+    """Copies of the template entries until the battle's log holds `entries`, chained and hashed as
+    `log.new_entry` would have written them."""
+    from apps.battles.log import entry_hash
+    from apps.battles.models import Battle, LogEntry
+
+    last = battle.log_entries.order_by("-seq").first()
+    seq, prev, batch = last.seq, last.entry_hash, []
+    while seq < entries:
+        model = templates[seq % len(templates)]
+        seq += 1
+        entry = LogEntry(battle=battle, seq=seq, turn=model.turn, actor_id=model.actor_id,
+                         actor_name=model.actor_name, side=model.side, action=model.action, inputs=model.inputs,
+                         dice=model.dice, outcome=model.outcome, summary=model.summary, undo=model.undo,
+                         prev_hash=prev)
+        entry.entry_hash = prev = entry_hash(entry, prev)
+        batch.append(entry)
+        if len(batch) == 2000:
+            LogEntry.objects.bulk_create(batch)
+            batch = []
+    LogEntry.objects.bulk_create(batch)
+    Battle.objects.filter(pk=battle.pk).update(log_head=prev)
+
+
+# ---------------------------------------------------------------------------------- the parent
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="5000,30000", help="log entries, comma-separated (default 5000,30000)")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    use_own_database()
+    env = environment()
+    if args.child:
+        bench_http.setup_django(env)
+        child(args.child[0], int(args.child[1]), args.child[2])
+        return 0
+
+    bench_http.recreate_database()
+    bench_http.setup_django(env)
+    from django.core.management import call_command
+
+    from apps.battles.log import first_broken_entry
+    from apps.campaigns.models import Campaign
+
+    call_command("migrate", verbosity=0)
+    call_command("demo", verbosity=0)
+    campaign = Campaign.objects.get(name="Operation Crossroads")
+    battle = campaign.battles.get(session_number=1)
+    battle.options = {**(battle.options or {}), "track_actions": False}
+    battle.save(update_fields=["options"])
+    print("playing the template moves …", flush=True)
+    templates = template_entries(battle)
+    rows = []
+    for entries in sorted(int(n) for n in args.sizes.split(",")):
+        grow_log(battle, templates, entries)
+        assert first_broken_entry(battle) is None
+        figures = {mode: run_child(env, mode, campaign.pk) for mode in MODES}
+        assert len({f["sha256"] for f in figures.values()}) == 1, "the two ways wrote different files"
+        rows.append((entries, figures))
+        print(f"{entries:,} entries done", flush=True)
+
+    print(f"\ncampaign download, one fresh process each; {os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{'log entries':>12}  {'file':>8}  {'way':<9}{'streamed':>9}{'idle MB':>9}{'peak MB':>9}"
+          f"{'+ MB':>8}{'seconds':>9}")
+    for entries, figures in rows:
+        for mode, f in figures.items():
+            print(f"{entries:>12,}  {f['bytes'] / 1e6:>6.1f}MB  {mode:<9}{'yes' if f['streamed'] else 'no':>9}"
+                  f"{f['idle_kb'] / 1024:>9.0f}{f['peak_kb'] / 1024:>9.0f}"
+                  f"{(f['peak_kb'] - f['idle_kb']) / 1024:>8.0f}{f['seconds']:>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -254,7 +254,7 @@ def prepare(d):
     library = BunkerSheet.objects.filter(club__isnull=True, is_blank=False).order_by("pk").first()
     d.sheet_document = organiser.get(reverse("sheet_export", args=[library.pk])).content.decode()
     d.scenario_document = organiser.get(reverse("scenario_export", args=[o.scenario.pk])).content.decode()
-    d.campaign_document = organiser.get(reverse("campaign_export", args=[o.campaign.pk])).content.decode()
+    d.campaign_document = organiser.get(reverse("campaign_export", args=[o.campaign.pk])).getvalue().decode()
     d.campaign_settings = {"single_open_battle": "on"} if not o.campaign.single_open_battle else {}
     d.commander = form_on(organiser, reverse("campaign", args=[o.campaign.pk]),
                           reverse("campaign_commander", args=[o.campaign.pk]))

@@ -5,7 +5,8 @@ they stand, the scenarios its battles came from (in the scenario format), the bu
 (in the sheet format), and every battle with its own ground, forces and full log.
 
 `export_campaign(campaign) -> dict` and `import_campaign(data, *, club, user) -> Campaign` are plain
-functions. Rows are referred to by their place in the file (structure 3, unit "A:2"), never by id, and
+functions; the download is `campaign_file(campaign_id=…)`, the same bytes as `campaign_text` of that
+dict, written in pieces from one snapshot of the database. Rows are referred to by their place in the file (structure 3, unit "A:2"), never by id, and
 everything is exported in a fixed order, so export → import → export gives the same bytes.
 
 The one exception is the battle log: it is carried verbatim, hashes and all, because its hash chain
@@ -15,6 +16,7 @@ are kept as they are.
 """
 
 import json
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
@@ -45,6 +47,10 @@ CAMPAIGN_VERSION = 1
 # it: 50 MB is some 30,000 entries, years of weekly games. Importing one that size takes about 15 s here
 # (hence gunicorn's --timeout 120 in the Dockerfile and README); parsing it, some 300 MB of memory.
 MAX_BYTES = 50_000_000
+# The download reads the log this many entries at a time (some 1.7 MB of JSON, a few times that as
+# Python objects) and hands the server pieces of about PIECE characters.
+LOG_CHUNK = 1000
+PIECE = 256 * 1024
 
 RULES = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
          "weather", "options")
@@ -75,7 +81,11 @@ def campaign_text(data):
     six deep, and the indents more than doubled it (a unit moving into a house, 1.5 kB, took 3.8): a
     club's 30,000-entry backup came to 100 MB, twice what the import takes. Unindented, json's C encoder
     writes it, in a fifth of the time and a third of the memory."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _dumps(data) + "\n"
+
+
+def _dumps(data):
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def iso(moment):
@@ -201,22 +211,45 @@ def _before(before, campaign, ruleset):
     }
 
 
-def _logs(campaign, usernames):
-    """Every battle's log, {battle id: entries}, in one query for the whole campaign."""
-    rows = (LogEntry.objects.filter(battle__campaign=campaign).order_by("battle_id", "seq")
+def _log_rows(campaign):
+    """Every battle's log in the file's order: the battles' order (`campaign_battles`), then seq. One
+    SELECT, read `LOG_CHUNK` rows at a time (on PostgreSQL through a server-side cursor)."""
+    rows = (LogEntry.objects.filter(battle__campaign=campaign)
+            .order_by(F("battle__session_number").asc(nulls_last=True), "battle__created_at", "battle_id", "seq")
             .values("battle_id", "seq", "turn", "actor_id", "actor_name", "side", "action", "inputs", "dice",
                     "outcome", "summary", "undo", "undone", "undoes__seq", "client_token", "prev_hash", "entry_hash",
                     "created_at"))
-    logs = {}
-    for e in rows.iterator(chunk_size=1000):
-        logs.setdefault(e["battle_id"], []).append({
-            "seq": e["seq"], "turn": e["turn"], "actor": usernames.get(e["actor_id"]), "actor_name": e["actor_name"],
-            "side": e["side"], "action": e["action"], "inputs": canonical(e["inputs"]), "dice": canonical(e["dice"]),
-            "outcome": canonical(e["outcome"]), "summary": e["summary"], "undo": canonical(e["undo"]),
-            "undone": e["undone"], "undoes": e["undoes__seq"], "client_token": e["client_token"],
-            "prev_hash": e["prev_hash"], "entry_hash": e["entry_hash"], "created_at": iso(e["created_at"]),
-        })
-    return logs
+    return rows.iterator(chunk_size=LOG_CHUNK)
+
+
+def _entry(e, usernames):
+    return {
+        "seq": e["seq"], "turn": e["turn"], "actor": usernames.get(e["actor_id"]), "actor_name": e["actor_name"],
+        "side": e["side"], "action": e["action"], "inputs": canonical(e["inputs"]), "dice": canonical(e["dice"]),
+        "outcome": canonical(e["outcome"]), "summary": e["summary"], "undo": canonical(e["undo"]),
+        "undone": e["undone"], "undoes": e["undoes__seq"], "client_token": e["client_token"],
+        "prev_hash": e["prev_hash"], "entry_hash": e["entry_hash"], "created_at": iso(e["created_at"]),
+    }
+
+
+def _logs_by_battle(campaign, battles, usernames):
+    """Each battle's entries as an iterator, battle by battle, all from the one `_log_rows` read; each
+    battle's must be used up before the next battle's are asked for. Put it first in a zip, so the
+    check after the last battle runs."""
+    rows = _log_rows(campaign)
+    pending = next(rows, None)
+
+    def entries(battle_id):
+        nonlocal pending
+        while pending is not None and pending["battle_id"] == battle_id:
+            yield _entry(pending, usernames)
+            pending = next(rows, None)
+
+    for battle in battles:
+        yield entries(battle.pk)
+    if pending is not None:
+        # The query and `campaign_battles` order battles differently: entries would be left out.
+        raise AssertionError(f"log entry {pending['seq']} of battle {pending['battle_id']} is out of order")
 
 
 def campaign_battles(campaign):
@@ -224,7 +257,9 @@ def campaign_battles(campaign):
                 .order_by(F("session_number").asc(nulls_last=True), "created_at", "pk"))
 
 
-def export_campaign(campaign):
+def _head(campaign):
+    """The whole file but the battles' logs: (the document, whose battles have no "log" yet, the battles
+    in the same order, the usernames the log names). Small whatever the log's length."""
     battles = campaign_battles(campaign)
     # The campaign's ground and every battle's, each in a fixed number of queries.
     ground = Ground(*load_grounds("campaign", Campaign.objects.filter(pk=campaign.pk))[campaign.pk])
@@ -244,9 +279,8 @@ def export_campaign(campaign):
     scenarios = sorted({b.scenario for b in battles if b.scenario_id}, key=lambda s: (s.name, s.pk))
     scenario_index = {s.pk: i for i, s in enumerate(scenarios)}
     scenario_grounds = load_grounds("scenario", Scenario.objects.filter(pk__in=[s.pk for s in scenarios]))
-    logs = _logs(campaign, usernames)
 
-    return {
+    doc = {
         "format": CAMPAIGN_FORMAT,
         "version": CAMPAIGN_VERSION,
         "name": campaign.name,
@@ -276,9 +310,60 @@ def export_campaign(campaign):
             "armies": _armies(grounds[b.pk], usernames, campaign=ground),
             "campaign_before": _before(b.campaign_before, ground, b.ruleset),
             "log_head": b.log_head,
-            "log": logs.get(b.pk, []),
         } for b in battles],
     }
+    return doc, battles, usernames
+
+
+def export_campaign(campaign):
+    """The whole file as one dict, for code that edits a document (the tests). The download does not
+    use it: a 30,000-entry log made a dict, then a string, then bytes of it, 500 MB at once
+    (`campaign_file` writes the same bytes in pieces)."""
+    doc, battles, usernames = _head(campaign)
+    for entries, data in zip(_logs_by_battle(campaign, battles, usernames), doc["battles"]):
+        data["log"] = list(entries)
+    return doc
+
+
+@contextmanager
+def one_snapshot():
+    """Everything read inside sees the database as of one moment: on PostgreSQL one repeatable-read,
+    read-only transaction. Read in read committed, an attack committed while the file is written would
+    put its entry in the log after the battle's `log_head` and ground were read without it: a file
+    whose log and state disagree. SQLite's transaction reads one snapshot anyway."""
+    outermost = not connection.in_atomic_block  # inside a transaction already (a test's), it is that one
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield
+
+
+def campaign_file(*, campaign_id):
+    """The campaign file's bytes, in pieces of about `PIECE` characters: exactly `campaign_text(
+    export_campaign(campaign))`, without ever holding more than the file's head and `LOG_CHUNK` log
+    entries. All of it is read in `one_snapshot`, held open until the last piece is written (or the
+    download is dropped: closing the generator rolls it back). The caller checks who may read it."""
+    with one_snapshot():
+        campaign = Campaign.objects.get(pk=campaign_id)
+        doc, battles, usernames = _head(campaign)
+        battle_docs = doc.pop("battles")
+        # "battles" is the document's last key and "log" a battle's: each is written as the text of the
+        # object without it, its closing brace opened up again. The head goes out before the log is
+        # asked for, so the first bytes do not wait for its query.
+        yield (_dumps(doc)[:-1] + ',"battles":[').encode()
+        buffer, size = [], 0
+        for i, (entries, data) in enumerate(zip(_logs_by_battle(campaign, battles, usernames), battle_docs)):
+            buffer.append(("," if i else "") + _dumps(data)[:-1] + ',"log":[')
+            for n, entry in enumerate(entries):
+                buffer.append(("," if n else "") + _dumps(entry))
+                size += len(buffer[-1])
+                if size >= PIECE:
+                    yield "".join(buffer).encode()
+                    buffer, size = [], 0
+            buffer.append("]}")
+        buffer.append("]}\n")
+        yield "".join(buffer).encode()
 
 
 # ---------------------------------------------------------------------------------- checking

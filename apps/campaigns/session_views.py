@@ -10,19 +10,19 @@ not an organiser is refused with 403 and the reason; another club's campaign is 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps import rules
 from apps.campaigns import permissions, services
-from apps.campaigns.export import MAX_BYTES, campaign_text, export_campaign, import_campaign
+from apps.campaigns.export import MAX_BYTES, campaign_file, import_campaign
 from apps.campaigns.models import Campaign, Weather
 from apps.campaigns.scenario_forms import SeenValues
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import FormatErrors, parse_document
-from apps.structures.views import ImportForm, download_name, json_download, run_import
+from apps.structures.views import ImportForm, download_name, run_import
 from config.responses import refused, see_other
 
 WINNERS = (("A", "Side A won"), ("B", "Side B won"), ("D", "A draw"))
@@ -332,8 +332,13 @@ def battle_commander(request, pk):
 @login_required
 @require_GET
 def campaign_export(request, pk):
+    # Who may read it is settled here, before the first byte: the file is written as it is sent (a long
+    # campaign's, built whole, took a worker 500 MB), and a refusal must not be half a download.
     campaign = member_campaign(request, pk)
-    return json_download(campaign_text(export_campaign(campaign)), download_name(campaign.name, "campaign", campaign.pk))
+    response = StreamingHttpResponse(campaign_file(campaign_id=campaign.pk),
+                                     content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{download_name(campaign.name, "campaign", campaign.pk)}"'
+    return response
 
 
 @login_required

@@ -96,7 +96,7 @@ def test_importing_the_same_scenario_twice_at_once(demo):
 
 def test_importing_the_same_campaign_twice_at_once(demo):
     campaign = Campaign.objects.get(club=demo.club)
-    file = tab(demo.organiser).get(reverse("campaign_export", args=[campaign.pk])).content.decode()
+    file = tab(demo.organiser).get(reverse("campaign_export", args=[campaign.pk])).getvalue().decode()
     answers = twice(demo.organiser, reverse("campaign_import"), {"club": demo.club.pk, "text": file})
     assert statuses(answers) == [303, 303], [re.findall(r"could not be saved[^<]*", a.content.decode()) for a in answers]
     assert Campaign.objects.filter(club=demo.club, name__startswith=campaign.name).count() == 3

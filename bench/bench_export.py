@@ -4,6 +4,7 @@ first session's log grown to 5,000 and then 30,000 entries.
 
     .venv/bin/python bench/bench_export.py                 # about three minutes
     .venv/bin/python bench/bench_export.py --sizes 2000    # quicker
+    .venv/bin/python bench/bench_export.py --gunicorn      # and the largest through one gunicorn worker
 
 Recreates the PostgreSQL database `redoubt_bench_export` each time and loads the demo. The log's
 entries are real ones: the rifle squad moving into the timber workshop and out again through the
@@ -18,7 +19,9 @@ worker would serve one download:
 - `one dict`: the way the view answered before it streamed, `campaign_text(export_campaign(c))` in one
   HttpResponse: the whole campaign as one dict, then one string, then its bytes.
 "idle" is the child's RSS after Django is set up and the client signed in, before the download. Both
-files must be the same bytes (their SHA-256 is compared). No target: it prints figures.
+files must be the same bytes (their SHA-256 is compared). With --gunicorn, the largest campaign is also
+downloaded over HTTP from one gunicorn worker (production settings, a free port), and the worker's RSS
+before and its peak after are printed. No target: it prints figures.
 """
 
 import argparse
@@ -151,11 +154,57 @@ def grow_log(battle, templates, entries):
     Battle.objects.filter(pk=battle.pk).update(log_head=prev)
 
 
+def through_gunicorn(env, campaign):
+    """(worker RSS before, worker peak RSS after, bytes, seconds) of one download from one gunicorn worker."""
+    import socket
+    import urllib.request
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.contrib.sessions.backends.db import SessionStore
+
+    alice = get_user_model().objects.get(username="alice")
+    session = SessionStore()
+    session.update({SESSION_KEY: str(alice.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+                    HASH_SESSION_KEY: alice.get_session_auth_hash()})
+    session.create()
+    port = bench_http.free_port()
+    server = subprocess.Popen([str(BASE / ".venv/bin/gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}",
+                               "--workers", "1", "--timeout", "120"], env=env, cwd=BASE,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz").read()
+        worker = int(Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()[0])
+
+        def status(key):
+            line = next(x for x in Path(f"/proc/{worker}/status").read_text().splitlines() if x.startswith(key))
+            return int(line.split()[1])
+
+        idle, size = status("VmRSS:"), 0
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/campaigns/{campaign.pk}/export/",
+                                         headers={"Cookie": f"{settings.SESSION_COOKIE_NAME}={session.session_key}"})
+        start = time.perf_counter()
+        with urllib.request.urlopen(request) as response:
+            while piece := response.read(1 << 16):
+                size += len(piece)
+        return idle, status("VmHWM:"), size, time.perf_counter() - start
+    finally:
+        server.terminate()
+        server.wait()
+
+
 # ---------------------------------------------------------------------------------- the parent
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="5000,30000", help="log entries, comma-separated (default 5000,30000)")
+    parser.add_argument("--gunicorn", action="store_true", help="also download the largest through gunicorn")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     use_own_database()
@@ -197,6 +246,11 @@ def main(argv):
             print(f"{entries:>12,}  {f['bytes'] / 1e6:>6.1f}MB  {mode:<9}{'yes' if f['streamed'] else 'no':>9}"
                   f"{f['idle_kb'] / 1024:>9.0f}{f['peak_kb'] / 1024:>9.0f}"
                   f"{(f['peak_kb'] - f['idle_kb']) / 1024:>8.0f}{f['seconds']:>9.2f}")
+    if args.gunicorn:
+        idle, peak, size, seconds = through_gunicorn(env, campaign)
+        assert size == rows[-1][1]["view"]["bytes"], size
+        print(f"\none gunicorn worker, {rows[-1][0]:,} entries over HTTP: RSS {idle / 1024:.0f} MB before, "
+              f"peak {peak / 1024:.0f} MB (+{(peak - idle) / 1024:.0f}), {seconds:.2f} s, {size / 1e6:.1f} MB")
     return 0
 
 

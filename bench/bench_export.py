@@ -116,10 +116,11 @@ def run_child(env, mode, campaign_pk):
 
 def template_entries(battle, n=40):
     """n real entries: the rifle squad into the timber workshop's upper floor and out again."""
+    from django.contrib.auth import get_user_model
+
     from apps.armies.models import Unit
     from apps.battles import services
     from apps.structures.models import Structure
-    from django.contrib.auth import get_user_model
 
     alice = get_user_model().objects.get(username="alice")
     squad = Unit.objects.get(army__battle=battle, army__side="A", name="1st Rifle Squad")

@@ -6,8 +6,9 @@ they stand, the scenarios its battles came from (in the scenario format), the bu
 
 `export_campaign(campaign) -> dict` and `import_campaign(data, *, club, user) -> Campaign` are plain
 functions; the download is `campaign_file(campaign_id=…)`, the same bytes as `campaign_text` of that
-dict, written in pieces from one snapshot of the database. Rows are referred to by their place in the file (structure 3, unit "A:2"), never by id, and
-everything is exported in a fixed order, so export → import → export gives the same bytes.
+dict, written in pieces from one snapshot of the database. Rows are referred to by their place in the
+file (structure 3, unit "A:2"), never by id, and everything is exported in a fixed order, so export →
+import → export gives the same bytes.
 
 The one exception is the battle log: it is carried verbatim, hashes and all, because its hash chain
 covers every entry's content. Its entries name rows the way the rules engine does ("s12", "u7",
@@ -319,9 +320,10 @@ def export_campaign(campaign):
     """The whole file as one dict, for code that edits a document (the tests). The download does not
     use it: a 30,000-entry log made a dict, then a string, then bytes of it, 500 MB at once
     (`campaign_file` writes the same bytes in pieces)."""
-    doc, battles, usernames = _head(campaign)
-    for entries, data in zip(_logs_by_battle(campaign, battles, usernames), doc["battles"]):
-        data["log"] = list(entries)
+    with one_snapshot():
+        doc, battles, usernames = _head(campaign)
+        for entries, data in zip(_logs_by_battle(campaign, battles, usernames), doc["battles"]):
+            data["log"] = list(entries)
     return doc
 
 

@@ -34,8 +34,8 @@ class BattleQuerySet(models.QuerySet):
         if watcher is not None:
             from apps.campaigns.models import Membership
 
-            # A subquery on the membership's primary key: the poll stays one round trip and one index
-            # probe more, and never reads the session or the user row.
+            # A subquery, not a second query: the poll stays one round trip (one more index probe) and
+            # never reads the session or the user row.
             sql = (f'SELECT b.version, b.map_version, (SELECT m.watch_epoch FROM "{Membership._meta.db_table}" m '
                    f'WHERE m.id = %s AND m.user_id = %s AND m.club_id = b.club_id) '
                    f'FROM "{battle_table}" b WHERE b.id = %s')

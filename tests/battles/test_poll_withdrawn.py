@@ -158,3 +158,16 @@ def test_another_members_sign_out_leaves_this_page_alone(w):
     held = opened(phone(w.alice), w)
     phone(w.bob).post(reverse("logout"))
     assert Client().get(poll_url(w), held, **HTMX).status_code == 204
+
+
+def test_the_refusal_costs_the_unchanged_polls_one_query(w, django_assert_num_queries):
+    """The epoch is read by the query the unchanged poll makes anyway: a live token costs one query,
+    and so does a stale one's refusal (no session, no user row, no second look at the membership)."""
+    client = phone(w.alice)
+    held = opened(client, w)
+    with django_assert_num_queries(1) as queries:
+        assert Client().get(poll_url(w), held, **HTMX).status_code == 204
+    assert "watch_epoch" in queries.captured_queries[0]["sql"]
+    client.post(reverse("logout"))
+    with django_assert_num_queries(1):
+        assert Client().get(poll_url(w), held, **HTMX).status_code == 403

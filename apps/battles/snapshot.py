@@ -274,12 +274,13 @@ TABLES = {"battle": Battle, "campaign": Campaign, "scenario": Scenario, "members
 
 
 def member_battle(user_id, battle_id):
-    """The battle if `user_id` belongs to its club, else None; with its campaign and scenario cached
-    and `viewer_role`, the user's role in the club. One join (a user has at most one membership per
-    club), read without the ORM's query building: every battle page, form and action starts here."""
+    """The battle if `user_id` belongs to its club, else None; with its campaign and scenario cached,
+    `viewer_role`, the user's role in the club, and `viewer_watch`, the membership's (id, watch_epoch)
+    a poll token carries. One join (a user has at most one membership per club), read without the
+    ORM's query building: every battle page, form and action starts here."""
     with connection.cursor() as cursor:
         cursor.execute(_sql(
-            "SELECT {b}, {c}, {sc}, m.role FROM {battle} b"
+            "SELECT {b}, {c}, {sc}, m.id, m.watch_epoch, m.role FROM {battle} b"
             " JOIN {membership} m ON m.club_id = b.club_id AND m.user_id = %s"
             " LEFT JOIN {campaign} c ON c.id = b.campaign_id LEFT JOIN {scenario} sc ON sc.id = b.scenario_id"
             " WHERE b.id = %s", b=BATTLES.columns("b"), c=CAMPAIGNS.columns("c"), sc=SCENARIOS.columns("sc"),
@@ -290,7 +291,8 @@ def member_battle(user_id, battle_id):
     a, b = BATTLES.width, BATTLES.width + CAMPAIGNS.width
     battle = BATTLES.build(values[:a])
     Battle.campaign.field.set_cached_value(battle, CAMPAIGNS.build(values[a:b]) if battle.campaign_id else None)
-    Battle.scenario.field.set_cached_value(battle, SCENARIOS.build(values[b:-1]) if battle.scenario_id else None)
+    Battle.scenario.field.set_cached_value(battle, SCENARIOS.build(values[b:-3]) if battle.scenario_id else None)
+    battle.viewer_watch = values[-3:-1]
     battle.viewer_role = values[-1]
     return battle
 

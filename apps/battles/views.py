@@ -721,6 +721,11 @@ def battle_context(battle, viewer=None, *, board=None, before=None, turn_above=N
     }
 
 
+def poll_token(request, battle):
+    """The page's poll token, under the membership `scoped_battle` read with the battle."""
+    return watch.issue(battle.pk, request.user.pk, battle.viewer_watch)
+
+
 def poller_context(battle, after, token):
     return {"poll": {"v": battle.version, "m": battle.map_version, "after": after, "t": token}}
 
@@ -833,7 +838,7 @@ def battle_detail(request, pk):
         form = attack_form(request, battle, board, viewer, form_data(request.GET, target))
     card = board.structure(target or (form.data.get("structure") if form else ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
-                   **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
+                   **poller_context(battle, context["log_total"], poll_token(request, battle)))
     # What a POST without JavaScript hands on to the page it redirects to (see battle_resolve, _after_change).
     result = _int(request.GET.get("result"))
     if form is not None and result:
@@ -986,7 +991,7 @@ def battle_resolve(request, pk):
         form.follow_ups = damage_follow_ups(battle, entry, board.snapshot.state, form.sides)
     context = updates_context(battle, viewer, after=_after(data, entry.seq - 1), upto=upto,
                               map_known=_int(data.get("m")), card=data.get("card") or target, board=board, form=form,
-                              token=watch.issue(battle.pk, request.user.pk))
+                              token=poll_token(request, battle))
     response = updates_response(request, context)
     # The address names this result while it has follow-ups (a damage roll owed): a reload, or a phone
     # that slept, opens the page with them still offered (battle_detail's `result`).
@@ -1103,7 +1108,7 @@ def _form_again(request, battle, data, error=None):
     context = battle_context(battle, viewer, board=board)
     card = board.structure(form.data.get("structure", ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
-                   **poller_context(battle, context["log_total"], watch.issue(battle.pk, request.user.pk)))
+                   **poller_context(battle, context["log_total"], poll_token(request, battle)))
     return render(request, "battles/battle.html", context, status=422 if error else 200)
 
 
@@ -1208,7 +1213,7 @@ def _after_change(request, battle, done, problem, *, after):
         board = load_board(battle)
         viewer = viewer_for(request.user, battle, board.armies)
         context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
-                                  card=target, board=board, token=watch.issue(battle.pk, request.user.pk))
+                                  card=target, board=board, token=poll_token(request, battle))
     context["turns"].update(done=done, problem=problem)
     if problem and request.POST.get("dice_mode") == "player":
         # Open again where the players typed their dice, with what they typed.
@@ -1230,13 +1235,18 @@ def battle_poll(request, pk):
     """Has anything changed? Answered from the signed token and one small query when nothing has:
     no session, no user row. Only a change costs an access check and the panels that changed."""
     try:
-        user_id = watch.read(request.GET.get("t"), pk)
+        user_id, membership_id, held_epoch = watch.read(request.GET.get("t"), pk)
     except watch.InvalidToken:
         return poll_refused("This page's watch token is invalid or has expired: reload the page.")
-    row = Battle.objects.versions(pk)
+    row = Battle.objects.versions(pk, watcher=(membership_id, user_id))
     if row is None:
         raise Http404("No such battle.")
-    if row == (_int(request.GET.get("v")), _int(request.GET.get("m"))):
+    version, map_version, epoch = row
+    # Before "unchanged": a page that may no longer watch must not learn even that nothing happened.
+    refusal = permissions.watch_refused(held_epoch, epoch)
+    if refusal:
+        return poll_refused(refusal)
+    if (version, map_version) == (_int(request.GET.get("v")), _int(request.GET.get("m"))):
         return HttpResponse(status=204)
     role = permissions.watcher_role(user_id, pk)
     if role is None:

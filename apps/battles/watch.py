@@ -2,8 +2,11 @@
 session or the user row. And the spectator link's URL token, signed the same way.
 
 Every phone at the table asks "anything new?" every two seconds. Answering from the token and one
-battle-row query keeps that answer as cheap as a request can be; access is checked properly (is
-the token's user still a member of the club?) only when there is something to send.
+battle-row query keeps that answer as cheap as a request can be. The token names the membership it
+was issued under and that membership's `watch_epoch`; the same query reads the epoch, so a token
+stops the moment its member signs out, sets a new password, is switched off, removed or given
+another role (each bumps or deletes the row), not when it expires. The member's role, and whether
+the account is still active, are read again only when there is something to send.
 
 A spectator has no account: their poll token names the spectator link instead of a user, and the
 spectator poll checks the link is still live inside its one query.
@@ -23,8 +26,17 @@ class InvalidToken(Exception):
     pass
 
 
-def issue(battle_id, user_id):
-    return signing.dumps({"b": battle_id, "u": user_id}, salt=SALT, compress=False)
+def issue(battle_id, user_id, membership=None):
+    """`membership` is (id, watch_epoch), as `snapshot.member_battle` reads it with the battle
+    (`battle.viewer_watch`); without it, one query (tests, the shell). No membership: a token the poll
+    always refuses."""
+    if membership is None:
+        from apps.campaigns.models import Membership
+
+        membership = (Membership.objects.filter(user_id=user_id, club__battles__pk=battle_id)
+                      .values_list("pk", "watch_epoch").first()) or (None, None)
+    membership_id, epoch = membership
+    return signing.dumps({"b": battle_id, "u": user_id, "m": membership_id, "e": epoch}, salt=SALT, compress=False)
 
 
 def _load(token, battle_id):
@@ -38,12 +50,13 @@ def _load(token, battle_id):
 
 
 def read(token, battle_id):
-    """The user id the token was issued to, if it is genuine, fresh and for this battle. A
-    spectator's token carries no user, so it never passes here."""
+    """(user id, membership id, watch epoch) the token was issued with, if it is genuine, fresh and for
+    this battle. A spectator's token carries no user, so it never passes here; nor does one issued
+    before tokens named the membership (its page reloads for a new one)."""
     data = _load(token, battle_id)
-    if not isinstance(data.get("u"), int) or "s" in data:
+    if "s" in data or not all(isinstance(data.get(key), int) for key in ("u", "m", "e")):
         raise InvalidToken
-    return data["u"]
+    return data["u"], data["m"], data["e"]
 
 
 def issue_spectator(battle_id, link_id):

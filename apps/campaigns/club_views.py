@@ -243,7 +243,10 @@ def member_role(request, club, pk):
         if current == Role.ORGANISER and role != Role.ORGANISER and \
                 not permissions.organisers_left(club.pk, without_user_id=membership.user_id):
             return member_refused(request, club, membership, LAST_ORGANISER.format(name=membership.user.get_username()))
-        Membership.objects.filter(pk=membership.pk).update(role=role)
+        if role != current:
+            # The member's open battle pages were drawn for the old role (an organiser's forms, which no
+            # poll redraws): their polls refuse them, and they reload as what the member is now.
+            Membership.objects.filter(pk=membership.pk).update(role=role, watch_epoch=F("watch_epoch") + 1)
     messages.success(request, f"{membership.user.get_username()} is now {Role(role).label.lower()}.")
     # Land on the member's own row, its new role on screen (the message is at the top, far above).
     return see_other(club_url(club, f"member-{membership.pk}"))

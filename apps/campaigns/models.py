@@ -84,11 +84,24 @@ class Role(models.TextChoices):
     PLAYER = "player", "Player"
 
 
+class MembershipQuerySet(models.QuerySet):
+    def end_watches(self):
+        """Every battle page these memberships have open stops polling and reloads (the poll refuses
+        its token): one UPDATE, no rows read."""
+        return self.update(watch_epoch=models.F("watch_epoch") + 1)
+
+
 class Membership(models.Model):
     club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.PLAYER)
     joined_at = models.DateTimeField(auto_now_add=True)
+    # Carried by every battle page's poll token (apps/battles/watch.py), which needs no session. Bumped
+    # when what the token was issued under ends: signing out, a new password, a switched-off account, a
+    # new role. The poll's one query compares it, so an old page stops at once, not 12 hours later.
+    watch_epoch = models.PositiveIntegerField(default=0)
+
+    objects = MembershipQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -159,6 +159,17 @@ def watcher_role(user_id, battle_id):
             .values_list("role", flat=True).first())
 
 
+def watch_refused(held_epoch, epoch):
+    """Why a battle page's poll token may no longer watch, or "". `epoch` is what the poll's one query
+    read for the token's membership (None: gone), `held_epoch` what the token was issued with."""
+    if epoch is None:
+        return "You are no longer a member of this battle's club."
+    if epoch != held_epoch:
+        return ("You signed out, set a new password or your role in the club changed since this page "
+                "opened: reload the page (and sign in again if asked).")
+    return ""
+
+
 def sides_commanded(user_id, role, armies):
     """The sides a member may act for in a battle: organisers command both, a player their own
     army's side, anyone else none. `armies` are the battle's Army rows."""

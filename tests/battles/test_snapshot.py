@@ -296,6 +296,8 @@ def test_member_battle_scopes_to_the_club_and_carries_the_role(battle):
     from apps.campaigns.models import Membership
 
     membership = Membership.objects.filter(club_id=battle.club_id).first()
+    Membership.objects.filter(pk=membership.pk).end_watches()
+    membership.refresh_from_db()
     outsider = get_user_model().objects.create_user("outsider")
     with CaptureQueriesContext(connection) as queries:
         read = snap.member_battle(membership.user_id, battle.pk)
@@ -303,6 +305,7 @@ def test_member_battle_scopes_to_the_club_and_carries_the_role(battle):
     assert len(queries.captured_queries) == 1
     assert fields(read) == fields(Battle.objects.get(pk=battle.pk))
     assert read.viewer_role == membership.role
+    assert read.viewer_watch == (membership.pk, membership.watch_epoch)
     assert read.campaign == battle.campaign and read.scenario == battle.scenario
     assert snap.member_battle(outsider.pk, battle.pk) is None
     assert snap.member_battle(membership.user_id, battle.pk + 1000) is None

@@ -37,3 +37,25 @@ def test_a_player_removed_mid_battle_loses_the_battle_screen_at_the_next_poll(li
                 ("403" in p or "404" in p)]
     assert expected and problems == expected, problems
     problems.clear()
+
+
+def test_a_phone_left_on_the_battle_screen_goes_to_sign_in_when_its_player_signs_out(live_server, demo, watch):
+    """Bob signs out in another tab and leaves the first open (a club's shared phone): within a poll
+    that tab stops showing the battle, though nothing happened in it, and asks for a sign-in."""
+    battle_url = f"{live_server.url}/battles/{demo.pk}/"
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    bob.goto(battle_url)
+    expect(bob.locator("#attack-form")).to_be_visible()
+
+    other_tab = bob.context.new_page()
+    watch.problems.attach(other_tab, "bob's other tab")
+    other_tab.goto(f"{live_server.url}/")
+    with other_tab.expect_navigation():
+        other_tab.get_by_role("button", name="Sign out").click()
+
+    expect(bob.locator("#id_username")).to_be_visible(timeout=POLL_WAIT_MS)
+    assert "/accounts/login/" in bob.url and f"/battles/{demo.pk}/" in bob.url  # back here once signed in
+    problems = watch.problems.items
+    expected = [p for p in problems if p.startswith("bob console error: Failed to load resource") and "403" in p]
+    assert expected and problems == expected, problems
+    problems.clear()

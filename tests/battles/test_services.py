@@ -428,3 +428,23 @@ def test_a_section_moved_into_another_bunker_stays_a_unit(dh):
     other.refresh_from_db()
     assert "rejoins" not in entry.summary
     assert not section.rejoined and section.floor.structure_id == other.pk and other.crew_men == 0
+
+
+def test_a_section_that_went_in_as_an_ordinary_unit_before_rejoins_when_moved_in_again(dh):
+    """Moved into its bunker before sections kept their link (it held the floor, the crew at 0/10), then
+    linked by migration armies 0006: moving it into the bunker again makes it the crew and frees the floor."""
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave",
+                     inputs={"structure": f"s{dh.bunker.pk}", "section_size": "10"})
+    section = Unit.objects.get(army=dh.armies["B"])
+    Unit.objects.filter(pk=section.pk).update(crew_of=None)
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                     inputs={"unit": f"u{section.pk}", "structure": f"s{dh.bunker.pk}"})
+    assert Unit.objects.get(pk=section.pk).floor.structure_id == dh.bunker.pk
+    Unit.objects.filter(pk=section.pk).update(crew_of=dh.bunker)
+    entry = services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                             inputs={"unit": f"u{section.pk}", "structure": f"s{dh.bunker.pk}"})
+    assert "rejoins its crew" in entry.summary
+    dh.bunker.refresh_from_db()
+    assert (dh.bunker.crew_men, dh.bunker.crew_left) == (10, 0)
+    assert Unit.objects.get(pk=section.pk).floor_id is None
+    assert not any(f.unit for f in state_of(dh.battle).structures[f"s{dh.bunker.pk}"].floors)

@@ -13,7 +13,7 @@ from apps.battles.models import BattleStatus
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import FAST_HASHING, demo_data, signed  # noqa: F401
-from tests.campaigns.test_pages import body, fast_passwords, table_rows, text_of  # noqa: F401
+from tests.campaigns.test_pages import body, fast_passwords, page, table_rows, text_of  # noqa: F401
 from tests.structures.test_sheet_editor import form_data
 
 PIT = "Soviet Rifle Pit"
@@ -345,3 +345,26 @@ def test_a_section_rejoining_in_a_later_session_is_written_back_and_reopening_ta
     ground.refresh_from_db()
     row.refresh_from_db()
     assert (ground.crew_men, ground.crew_left, row.rejoined) == (0, 9, False)
+
+
+def test_the_phone_that_moves_a_section_back_in_sees_the_crew_and_the_map_follow(client, winter):
+    """Over HTMX the answer redraws only what the move changed: the pit's card counts the nine as its
+    crew again, the section's line says where its men went, and its dot leaves the map."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    one.refresh_from_db()
+    assert f"{PIT} crew 1 (side A)" in body(signed(client, olga).get(reverse("battle", args=[one.pk])))
+    response = client.post(reverse("battle_resolve", args=[one.pk]), {
+        "action": "move", "unit": f"u{section.pk}", "structure": f"s{pit.pk}", "card": f"s{pit.pk}",
+        "m": str(one.map_version), "after": str(one.log_entries.count()), "client_token": str(uuid.uuid4())},
+        HTTP_HX_REQUEST="true")
+    assert response.status_code == 200, body(response)
+    assert "rejoins its crew: 9 men, the crew now 9" in text_of(response, "attack-form")
+    assert "Crew 9/9 men" in text_of(response, "card")
+    assert f"back in {PIT} as its crew" in text_of(response, f"unit-{section.pk}")
+    units = page(response).find("map-units")
+    assert units is not None and f"{PIT} crew 1 (side A)" not in units.text()

@@ -193,6 +193,13 @@ class Unit(models.Model):
     x = models.DecimalField(max_digits=6, decimal_places=2, null=True, blank=True)
     y = models.DecimalField(max_digits=6, decimal_places=2, null=True, blank=True)
     weapons = models.ManyToManyField(Weapon, through="UnitWeapon", related_name="units", blank=True)
+    # A Disposable Heroes section formed by a crew that left its fortification (same owner as the unit):
+    # moved back into it, its men are that crew again (docs/rules.md, "A section rejoins its crew").
+    crew_of = models.ForeignKey("structures.Structure", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+", help_text="the fortification whose crew walked out as this section")
+    # Back in its crew: off the table, its men counted in the crew; kept (not deleted) so Undo, a reopened
+    # session and the tally (its dead outside are the crew's losses) still find it.
+    rejoined = models.BooleanField(default=False, help_text="moved back into its fortification as its crew")
 
     class Meta:
         constraints = [

@@ -290,7 +290,8 @@ class ActionForm(forms.Form):
         it does not (left from the last target) is let go while the player is still choosing; a form
         submitted with it keeps it, beside the rule's reason."""
         structure = self._structure()
-        live = sorted((u for u in self.state.units.values() if not u.destroyed), key=lambda u: (u.side, u.label))
+        live = sorted((u for u in self.state.units.values() if not (u.destroyed or u.rejoined)),
+                      key=lambda u: (u.side, u.label))
         choices = [unit_choice(self.state, u) for u in live if f.structure_allows(structure, u)]
         offered = {c[0] for c in choices}
         chosen = [v for v in self.data.getlist(f.name) if v.strip()] if hasattr(self.data, "getlist") else []
@@ -334,7 +335,7 @@ class ActionForm(forms.Form):
         field names the other side's piece (unless the player commands both sides)."""
         structure = str(self.data.get("structure", ""))
         theirs = ENEMY_PIECE.get(self.spec.key) == name and len(self.sides) == 1
-        live = sorted((u for u in self.state.units.values() if not u.destroyed
+        live = sorted((u for u in self.state.units.values() if not (u.destroyed or u.rejoined)
                        and not (theirs and u.side in self.sides)), key=lambda u: (u.side, u.label))
         inside = [unit_choice(self.state, u) for u in live if structure and u.structure == structure]
         others = [unit_choice(self.state, u) for u in live if not (structure and u.structure == structure)]
@@ -354,7 +355,7 @@ class ActionForm(forms.Form):
         fits = next((f.fits for f in self.spec.fields if f.name == name), None) or (lambda u: True)
         armed = self._armed() if name == "attacker" else None
         for u in sorted(self.state.units.values(), key=lambda u: (u.side, u.label)):
-            if u.side not in self.sides or u.destroyed or (not fits(u) and u.id != current):
+            if u.side not in self.sides or u.destroyed or u.rejoined or (not fits(u) and u.id != current):
                 continue
             if armed is not None and not armed(u):
                 # Chosen for another action, or before it: let go while the player is still choosing;

@@ -33,7 +33,7 @@ STRUCTURE_WRITE_FIELDS = ["damage_taken", "fire_size", "fire_started_turn", "col
                           "breach_needed", "breach_scored", "breached", "crew_men", "crew_pins", "crew_routed",
                           "crew_penetrating_hits", "weapons_destroyed", "crew_left"]
 UNIT_WRITE_FIELDS = ["models_left", "down", "pins", "acted", "incapacitated", "morale_check_pending", "destroyed",
-                     "fireteam", "floor", "x", "y"]
+                     "fireteam", "floor", "x", "y", "rejoined"]
 
 
 def structure_id(s):
@@ -109,6 +109,7 @@ def unit_state(u, side):
         structure=f"s{floor.structure_id}" if floor else None, floor=floor.level if floor else None,
         position=(float(u.x), float(u.y)) if u.x is not None else None,
         weapons=tuple(f"w{pk}" for pk in u.weapon_ids),
+        crew_of=f"s{u.crew_of_id}" if u.crew_of_id else None, rejoined=u.rejoined,
     )
 
 
@@ -626,10 +627,12 @@ def unit_updates(snapshot, states):
         row = snapshot.units[u.id]
         row.models_left, row.down, row.pins, row.acted = u.models, u.down, u.pins, u.acted
         row.incapacitated, row.morale_check_pending = u.incapacitated, u.morale_check_pending
-        row.destroyed, row.fireteam = u.destroyed, u.fireteam
+        row.destroyed, row.fireteam, row.rejoined = u.destroyed, u.fireteam, u.rejoined
         row.floor_before = row.floor_id
         left_from = row.floor.structure_id if row.floor_id else None
-        if u.structure is not None:
+        if u.rejoined:
+            row.floor, row.x, row.y = None, None, None  # its men are in the crew, not on the table
+        elif u.structure is not None:
             row.floor, row.x, row.y = snapshot.floor_row(u.structure, u.floor), None, None
         elif u.position is not None:
             row.floor, row.x, row.y = None, _decimal(u.position[0]), _decimal(u.position[1])
@@ -660,6 +663,7 @@ def create_units(snapshot, states, sources, counts=None):
         row = Unit.objects.create(
             army=snapshot.armies[u.side], name=u.name or "Crew section", kind=u.kind, experience=u.experience,
             models_start=u.models, models_left=u.models, pins=u.pins, x=x, y=y,
+            crew_of_id=int(u.crew_of[1:]) if u.crew_of else None,
         )
         created.append(row.pk)
         arms += [UnitWeapon(unit=row, weapon_id=int(key[1:]), count=(counts or {}).get((u.id, key), 1))

@@ -134,6 +134,8 @@ def load_board(battle, snapshot=None):
             u.place = f"in {u.floor.structure.name}, {u.floor.label}"
         elif u.x is not None:
             u.place = f"at {float(u.x):g}″, {float(u.y):g}″"
+        elif u.rejoined and f"s{u.crew_of_id}" in snapshot.structures:
+            u.place = f"back in {snapshot.structures[f's{u.crew_of_id}'].name} as its crew"
         else:
             u.place = ""
     armies = sorted(snapshot.armies.values(), key=lambda a: (a.side, a.name))

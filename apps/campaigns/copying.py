@@ -108,11 +108,13 @@ def copy_floors(structures):
 
 
 @transaction.atomic
-def copy_armies(armies, *, floors=None, **owner):
+def copy_armies(armies, *, floors=None, structures=None, **owner):
     """Copy armies with their units and the units' weapons to `owner`.
 
     `floors` maps source floor ids to their copies (from copy_ground); a unit on a floor that is
     not in it would be left nowhere, so that is an error rather than a silent move to the table.
+    `structures` maps source structures to their copies: a crew's section keeps its link to the
+    fortification it left (`crew_of`), on the copy's own ground; without one it has none.
 
     Returns a BattlefieldCopy with `armies` and `units` filled in.
     """
@@ -138,6 +140,7 @@ def copy_armies(armies, *, floors=None, **owner):
             army_id=result.armies[u.army_id].pk,
             origin_id=u.pk,
             floor_id=floors[u.floor_id].pk if u.floor_id is not None else None,
+            crew_of_id=structures[u.crew_of_id].pk if u.crew_of_id in (structures or {}) else None,
         )
         for u in units
     ])
@@ -154,6 +157,6 @@ def copy_battlefield(source, **owner):
     """Copy everything `source` (a scenario, campaign or battle) owns — its structures and its
     armies, units standing on the copied floors — to `owner`."""
     ground = copy_ground(source.structures.all(), **owner)
-    forces = copy_armies(source.armies.all(), floors=ground.floors, **owner)
+    forces = copy_armies(source.armies.all(), floors=ground.floors, structures=ground.structures, **owner)
     ground.armies, ground.units = forces.armies, forces.units
     return ground

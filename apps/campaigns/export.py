@@ -68,6 +68,8 @@ ENTRY_KEYS = ("seq", "turn", "actor", "actor_name", "side", "action", "inputs", 
 SEQUENCE_KEYS = tuple(SequenceState.__dataclass_fields__)
 SEQUENCE_UNITS = ("activated", "pending_morale")
 BEFORE_UNIT_KEYS = ("unit", "floor", "x", "y", "models_left", "destroyed")
+# Recorded since a crew's section could rejoin its crew; files from before have none.
+BEFORE_UNIT_OPTIONAL = ("rejoined",)
 MAX_BATTLES = 500
 MAX_ENTRIES = 100_000
 MAX_JSON_DEPTH = 32
@@ -203,6 +205,7 @@ def _before(before, campaign, ruleset):
             "unit": ref, "floor": {"structure": floor[0], "floor": floor[1]} if floor else None,
             "x": number(values.get("x")), "y": number(values.get("y")),
             "models_left": values.get("models_left"), "destroyed": values.get("destroyed"),
+            **{k: values[k] for k in BEFORE_UNIT_OPTIONAL if k in values},
         })
     created = [campaign.units[pk] for pk in before.get("created_units") or [] if pk in campaign.units]
     return {
@@ -643,7 +646,7 @@ def clean_before(path, value, c, campaign, ruleset=None):
     units = []
     for i, row in enumerate(f(d, path, "units", c.array, 5000, default=list) or []):
         at = item(join(path, "units"), i)
-        r = c.obj(at, row, BEFORE_UNIT_KEYS, required=BEFORE_UNIT_KEYS)
+        r = c.obj(at, row, BEFORE_UNIT_KEYS + BEFORE_UNIT_OPTIONAL, required=BEFORE_UNIT_KEYS)
         if r is None:
             continue
         floor = r.get("floor")
@@ -661,6 +664,7 @@ def clean_before(path, value, c, campaign, ruleset=None):
             "y": None if r.get("y") is None else c.decimal(join(at, "y"), r["y"], places=2, max_digits=6, low=0),
             "models_left": c.integer(join(at, "models_left"), r.get("models_left"), 0, 32767),
             "destroyed": c.boolean(join(at, "destroyed"), r.get("destroyed")),
+            **{k: c.boolean(join(at, k), r[k]) for k in BEFORE_UNIT_OPTIONAL if k in r},
         })
     created = [unit_ref(item(join(path, "created_units"), i), ref, c, campaign["refs"])
                for i, ref in enumerate(f(d, path, "created_units", c.array, 5000, default=list) or [])]
@@ -913,7 +917,8 @@ def _build_grounds(items, sheets, users, origins=None):
         at += len(ground["armies"])
     wanted = [(n, army, j, u) for n, (ground, _) in enumerate(items)
               for army, a in zip(own_armies[n], ground["armies"]) for j, u in enumerate(a["units"])]
-    units = Unit.objects.bulk_create([_unit(army, u, floor_at[n], origins) for n, army, _, u in wanted])
+    units = Unit.objects.bulk_create([_unit(army, u, floor_at[n], origins, own_structures[n])
+                                      for n, army, _, u in wanted])
     UnitWeapon.objects.bulk_create([UnitWeapon(unit=unit, weapon=w["weapon"], count=w["count"])
                                     for unit, (_, _, _, u) in zip(units, wanted) for w in u["weapons"]])
     built = [{"structures": own_structures[n], "floors": floor_at[n], "armies": {a.side: a for a in own_armies[n]},
@@ -923,7 +928,7 @@ def _build_grounds(items, sheets, users, origins=None):
     return built
 
 
-def _unit(army, u, floor_at, origins):
+def _unit(army, u, floor_at, origins, structures):
     at, state = u["at"], u["state"]
     return Unit(
         army=army, name=u["name"], kind=u["kind"], tank_class=u["tank_class"], experience=u["experience"],
@@ -931,6 +936,7 @@ def _unit(army, u, floor_at, origins):
         floor=floor_at[(at["structure"], at["floor"])] if at and "structure" in at else None,
         x=at["x"] if at and "x" in at else None, y=at["y"] if at and "y" in at else None,
         origin=origins["units"][u["origin"]] if origins and u["origin"] else None,
+        crew_of=structures[u["crew_of"]] if u["crew_of"] is not None else None,
         **{**state, "models_left": state.get("models_left", u["models"])},
     )
 
@@ -1020,5 +1026,6 @@ def _before_rows(before, own):
         out["units"][str(own["units"][r["unit"]].pk)] = {
             "floor_id": floor.pk if floor else None, "x": r["x"], "y": r["y"],
             "models_left": r["models_left"], "destroyed": r["destroyed"],
+            **{k: r[k] for k in BEFORE_UNIT_OPTIONAL if k in r},
         }
     return out

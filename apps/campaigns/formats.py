@@ -37,9 +37,9 @@ STATE_DEFAULTS = {  # a structure's battle state: exported only where it differs
     "impassable": False, "breach_scored": 0, "breached": False, "crew_pins": 0, "crew_routed": False,
     "crew_penetrating_hits": 0, "weapons_destroyed": [], "crew_left": 0,
 }
-UNIT_KEYS = ("name", "kind", "tank_class", "experience", "models", "fireteam", "at", "weapons", "state")
+UNIT_KEYS = ("name", "kind", "tank_class", "experience", "models", "fireteam", "at", "weapons", "state", "crew_of")
 UNIT_STATE_DEFAULTS = {"models_left": None, "down": False, "pins": 0, "acted": False, "incapacitated": False,
-                       "morale_check_pending": False, "destroyed": False}
+                       "morale_check_pending": False, "destroyed": False, "rejoined": False}
 MAX_ITEMS = 500
 SMALL = 32767  # PositiveSmallIntegerField
 # What the builder's forms take, so an imported scenario can be edited there afterwards.
@@ -117,6 +117,9 @@ def export_unit(unit, index):
     }
     if state:
         out["state"] = state
+    if unit.crew_of_id in index:
+        # Only where set: files of units that are nobody's crew section read as they always did.
+        out["crew_of"] = index[unit.crew_of_id]
     return out
 
 
@@ -502,6 +505,11 @@ def clean_unit(c, path, value, *, weapons, ruleset, structures, width, depth):
         "weapons": f(d, path, "weapons", unit_weapons, c, weapons, ruleset, default=list),
     }
     out["state"] = f(d, path, "state", unit_state, c, models, default=dict)
+    crew_of = f(d, path, "crew_of", c.integer, 0, max(len(structures) - 1, 0), default=None)
+    if crew_of is not None and crew_of >= len(structures):
+        c.error(join(path, "crew_of"), "the file has no structures")
+        crew_of = None
+    out["crew_of"] = crew_of
     return out
 
 
@@ -570,6 +578,7 @@ def unit_state(path, value, c, models):
         "incapacitated": f(d, path, "incapacitated", c.boolean, default=False),
         "morale_check_pending": f(d, path, "morale_check_pending", c.boolean, default=False),
         "destroyed": f(d, path, "destroyed", c.boolean, default=False),
+        "rejoined": f(d, path, "rejoined", c.boolean, default=False),
     }
     if models is not None and out["models_left"] is not None and out["models_left"] > models:
         c.error(join(path, "models_left"), f"is more than models ({out['models_left']} > {models})")
@@ -772,6 +781,7 @@ def _write(doc, club, user):
             models_start=u["models"], fireteam=u["fireteam"],
             floor=floors[(at["structure"], at["floor"])] if at and "structure" in at else None,
             x=at["x"] if at and "x" in at else None, y=at["y"] if at and "y" in at else None,
+            crew_of=rows[u["crew_of"]] if u["crew_of"] is not None else None,
             **{**state, "models_left": state.get("models_left", u["models"])},
         ))
     units = Unit.objects.bulk_create(units)

@@ -24,9 +24,9 @@ from apps.structures.models import Floor, Structure
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
                 "weather", "options")
-# What a unit carries from one session to the next: its losses. Pins, Down and having acted are
-# for one battle only.
-UNIT_CARRIED = ["models_left", "destroyed"]
+# What a unit carries from one session to the next: its losses, and whether a crew's section went back
+# in as its crew (Disposable Heroes). Pins, Down and having acted are for one battle only.
+UNIT_CARRIED = ["models_left", "destroyed", "rejoined"]
 
 
 def _organiser(user, campaign, what):
@@ -331,8 +331,10 @@ def _write_back(battle, campaign):
         if original is None:
             continue
         was = (setup or {}).get("units", {}).get(str(original.pk))
-        if was is None or any(not _same(Unit, f, getattr(unit, f), was[f]) for f in UNIT_CARRIED):
+        # A session set up before `rejoined` was carried recorded none: it found every section out.
+        if was is None or any(not _same(Unit, f, getattr(unit, f), was.get(f, False)) for f in UNIT_CARRIED):
             original.models_left, original.destroyed = unit.models_left, unit.destroyed
+            original.rejoined = unit.rejoined
         floor, x, y = _place(unit, floors, grounds)
         if was is None or (floor.pk if floor else None) != was["floor_id"] or not (
                 _same(Unit, "x", x, was["x"]) and _same(Unit, "y", y, was["y"])):
@@ -355,6 +357,7 @@ def _write_back(battle, campaign):
     # wiped out as well: the men who walked out count on the roster, not as the bunker's crew, so a
     # section left behind would take its dead out of the tally altogether.
     armies = {a.side: a for a in Army.objects.filter(campaign=campaign)}
+    ground_of = {copy.pk: copy.origin_id for copy in copies}
     created, arms = [], []
     born = [u for u in units if u.origin_id is None and u.army.side in armies]
     carried = {}
@@ -370,7 +373,7 @@ def _write_back(battle, campaign):
         row = Unit.objects.create(
             army=armies[unit.army.side], name=unit.name, kind=unit.kind, experience=unit.experience,
             models_start=unit.models_start, models_left=unit.models_left, destroyed=unit.destroyed,
-            floor=floor, x=x, y=y,
+            floor=floor, x=x, y=y, crew_of_id=ground_of.get(unit.crew_of_id), rejoined=unit.rejoined,
         )
         created.append(row.pk)
         # With the weapons it carried (a crew's rifles and grenades): its next session offers them.

@@ -118,6 +118,8 @@ def place_units(structures, armies, units):
             u.place = f"in {where.name}, {floor.label}"
         elif u.x is not None:
             u.place = f"at {float(u.x):g}″, {float(u.y):g}″"
+        elif u.rejoined and u.crew_of_id in by_structure:
+            u.place = f"back in {by_structure[u.crew_of_id].name} as its crew"
         else:
             u.place = ""
 
@@ -152,10 +154,15 @@ def tally(battles, structures, armies):
         # formed, which start with them and count their own losses.
         crew_start = sum(s.crew_start - s.crew_left for s in crews)
         crew_lost = sum(max(s.crew_start - s.crew_men - s.crew_left, 0) for s in crews)
+        # A section that rejoined its crew holds only the men it lost outside: those who came back are the
+        # crew's again (counted in crew_men, no longer in crew_left).
+        back = [u for u in rows if u.rejoined]
+        rows = [u for u in rows if not u.rejoined]
         sides.append(SimpleNamespace(
             side=side, army=army, wins=sum(b.winner == side for b in finished),
-            models_lost=sum(u.lost for u in rows) + crew_lost, crew_lost=crew_lost,
-            models_start=sum(u.models_start for u in rows) + crew_start, models_left=sum(u.models_left for u in rows),
+            models_lost=sum(u.lost for u in rows + back) + crew_lost, crew_lost=crew_lost,
+            models_start=sum(u.models_start for u in rows) + sum(u.lost for u in back) + crew_start,
+            models_left=sum(u.models_left for u in rows),
             units_destroyed=sum(u.destroyed for u in rows), units=len(rows),
         ))
     return SimpleNamespace(

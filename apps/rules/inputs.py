@@ -141,6 +141,9 @@ def _unit(f, state, uid):
         raise UnknownReference(f.name, uid, f"{f.label}: there is no unit {uid!r} in this battle")
     if unit.destroyed:
         raise InputError(f.name, uid, f"{f.label}: {unit.label} has been destroyed")
+    if unit.rejoined:
+        raise InputError(f.name, uid, f"{f.label}: {unit.label} has rejoined its fortification's crew: it acts as "
+                                      "that crew now")
     return unit
 
 

@@ -184,7 +184,7 @@ def _unit_created(w, e):
     source = w.structures.get(e.ref)
     side = source.crew.side if source is not None and source.crew is not None else e.note
     w.units[e.target] = UnitState(e.target, side, "infantry", name=e.note or e.target, models=int(e.n),
-                                  weapons=())
+                                  weapons=(), crew_of=e.ref if source is not None and source.crew is not None else None)
 
 
 def _carries(w, e):
@@ -236,6 +236,19 @@ def _moved(w, e):
         _fail(e, f"{s.label} has no empty floor {e.floor}")
     w.set_structure(s, floors=tuple(f.replace(unit=u.id) if f.level == e.floor else f for f in s.floors))
     w.set_unit(u, structure=s.id, floor=e.floor, position=None)
+
+
+def _rejoins(w, e):
+    """A section moved back into the fortification its crew left: its `n` men are the crew again."""
+    u, (s, crew) = w.unit(e), w.crew(e._replace(target=e.ref))
+    if u.destroyed or u.rejoined or u.crew_of != s.id or e.n != u.models or e.n > crew.left:
+        _fail(e, f"{u.label} cannot rejoin {s.label}'s crew with {e.n} men ({crew.left} walked out)")
+    w.leave_floor(u)
+    # The crew's own pins and rout stay as they are: seed 003 says nothing of a crew coming back in
+    # (docs/rules.md, "A section rejoins its crew"). Those who died outside stay counted in `left`: the
+    # roster's section holds their loss.
+    w.set_structure(w.structures[s.id], crew=crew.replace(men=crew.men + e.n, left=crew.left - e.n))
+    w.set_unit(u, rejoined=True, structure=None, floor=None, position=None)
 
 
 def _seq(w, **changes):
@@ -330,6 +343,7 @@ HANDLERS = {
     "unit_destroyed": _unit_destroyed,
     "abandon": _abandon,
     "moved": _moved,
+    "rejoins": _rejoins,
     "initiative": lambda w, e: _seq(w, initiative=e.target, rolled=True),
     "uncontrolled_event": _uncontrolled_event,
     "passed": lambda w, e: _seq(w, pass_streak=int(e.n)),

@@ -279,6 +279,8 @@ class UnitState(Record):
     floor: int | None = None
     position: tuple[float, float] | None = None
     weapons: tuple[str, ...] = ()
+    crew_of: str | None = None  # DH: the fortification whose crew walked out as this section
+    rejoined: bool = False  # DH: moved back into it; its men are that crew's again, it is off the table
 
     @property
     def label(self):

@@ -122,6 +122,13 @@ def resolve_move(state, inp, dice):
     if crew is not None and crew.side and crew.side != u.side and crew.men and not crew.routed:
         refuse("structure", s.id, f"{s.label}'s crew (side {crew.side}) holds it: it is taken by assault, "
                                   "not walked into")
+    if (u.crew_of == s.id and crew is not None and crew.side == u.side and not u.rejoined
+            and 0 < u.models <= crew.left):
+        # Back into the fortification it walked out of: the section is its crew again (its men, not a
+        # unit holding a floor), so crew casualties and the crew line count them.
+        return [Effect("rejoins", u.id, u.models, ref=s.id)], \
+            f"{u.label} moves back into {s.label} and rejoins its crew: {u.models} men, the crew now " \
+            f"{crew.men + u.models}"
     if level is None:
         if len(s.floors) > 1:
             refuse("floor", None, f"Choose the floor of {s.label}")

@@ -363,3 +363,88 @@ def test_a_spot_that_is_not_a_finite_number_is_refused_by_its_field(ba, field, v
     assert refused.value.field == field
     assert state_of(ba.battle) == before
     assert not LogEntry.objects.filter(battle=ba.battle).exists()
+
+
+def leave_and_return(dh, casualties=0):
+    """The loghouse's ten walk out as one section, lose `casualties` outside, and move back in."""
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave",
+                     inputs={"structure": f"s{dh.bunker.pk}", "section_size": "10"})
+    section = Unit.objects.get(army=dh.armies["B"])
+    if casualties:
+        services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_casualties",
+                         inputs={"target": f"u{section.pk}", "casualties": str(casualties), "guts_passed": "yes"})
+    before = state_of(dh.battle)
+    entry = services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                             inputs={"unit": f"u{section.pk}", "structure": f"s{dh.bunker.pk}"})
+    return section, before, entry
+
+
+def test_a_section_moved_back_into_its_own_bunker_rejoins_its_crew(dh):
+    section, _, entry = leave_and_return(dh, casualties=3)
+    assert section.crew_of_id == dh.bunker.pk
+    dh.bunker.refresh_from_db()
+    section.refresh_from_db()
+    # The seven who came back are the crew again; the three who fell outside stay counted as walked
+    # out: the section's own losses on the roster hold them.
+    assert (dh.bunker.crew_men, dh.bunker.crew_left) == (7, 3)
+    assert section.rejoined and (section.floor_id, section.x, section.y) == (None, None, None)
+    assert entry.summary == "Loghouse crew 1 moves back into Loghouse and rejoins its crew: 7 men, the crew now 7"
+    # Fire at the crew now reaches them.
+    services.perform(battle_id=dh.battle.pk, user=dh.alice, action="dh_crew_casualties",
+                     inputs={"structure": f"s{dh.bunker.pk}", "casualties": "2", "guts_passed": "yes"})
+    dh.bunker.refresh_from_db()
+    assert dh.bunker.crew_men == 5
+
+
+def test_a_section_that_rejoined_its_crew_no_longer_acts_as_a_unit(dh):
+    section, _, _ = leave_and_return(dh)
+    before = state_of(dh.battle)
+    with pytest.raises(InputError, match="has rejoined its fortification's crew"):
+        services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                         inputs={"unit": f"u{section.pk}", "x": "3", "y": "3"})
+    assert state_of(dh.battle) == before
+
+
+def test_undo_of_a_rejoining_move_puts_the_section_back_outside(dh):
+    section, before, _ = leave_and_return(dh, casualties=1)
+    outside = before.units[f"u{section.pk}"].position
+    services.undo_last(battle_id=dh.battle.pk, user=dh.bob)
+    assert state_of(dh.battle) == before
+    dh.bunker.refresh_from_db()
+    back = Unit.objects.get(pk=section.pk)
+    assert (dh.bunker.crew_men, dh.bunker.crew_left) == (0, 10)
+    assert not back.rejoined and (float(back.x), float(back.y), back.models_left) == (*outside, 9)
+
+
+def test_a_section_moved_into_another_bunker_stays_a_unit(dh):
+    other = dh.structure("Second loghouse", floors=1, kind="bunker", wall=("logs", 6, "wooden"),
+                         sheet=dh.sheet, crew_men=0, crew_side="B", x=40, y=20)
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave",
+                     inputs={"structure": f"s{dh.bunker.pk}", "section_size": "10"})
+    section = Unit.objects.get(army=dh.armies["B"])
+    entry = services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                             inputs={"unit": f"u{section.pk}", "structure": f"s{other.pk}"})
+    section.refresh_from_db()
+    other.refresh_from_db()
+    assert "rejoins" not in entry.summary
+    assert not section.rejoined and section.floor.structure_id == other.pk and other.crew_men == 0
+
+
+def test_a_section_that_went_in_as_an_ordinary_unit_before_rejoins_when_moved_in_again(dh):
+    """Moved into its bunker before sections kept their link (it held the floor, the crew at 0/10), then
+    linked by migration armies 0006: moving it into the bunker again makes it the crew and frees the floor."""
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_leave",
+                     inputs={"structure": f"s{dh.bunker.pk}", "section_size": "10"})
+    section = Unit.objects.get(army=dh.armies["B"])
+    Unit.objects.filter(pk=section.pk).update(crew_of=None)
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                     inputs={"unit": f"u{section.pk}", "structure": f"s{dh.bunker.pk}"})
+    assert Unit.objects.get(pk=section.pk).floor.structure_id == dh.bunker.pk
+    Unit.objects.filter(pk=section.pk).update(crew_of=dh.bunker)
+    entry = services.perform(battle_id=dh.battle.pk, user=dh.bob, action="move",
+                             inputs={"unit": f"u{section.pk}", "structure": f"s{dh.bunker.pk}"})
+    assert "rejoins its crew" in entry.summary
+    dh.bunker.refresh_from_db()
+    assert (dh.bunker.crew_men, dh.bunker.crew_left) == (10, 0)
+    assert Unit.objects.get(pk=section.pk).floor_id is None
+    assert not any(f.unit for f in state_of(dh.battle).structures[f"s{dh.bunker.pk}"].floors)

@@ -742,3 +742,76 @@ def test_markup_anywhere_in_an_imported_file_is_text_on_every_page_that_shows_it
         assert page.status_code == 200 and "&lt;x-evil a=&quot;1&quot;&gt;&#x27;&quot;&amp;" in html
         found = re.search("<x-evil", html)
         assert found is None, html[found.start() - 200:found.end() + 50]
+
+
+def rejoined_in_session_two(demo):
+    """Winter Line: the pit's nine walk out in session 1, finished; in session 2 their section is moved
+    back into the pit and rejoins the crew, finished."""
+    winter = Campaign.objects.get(name="Winter Line")
+    one = winter.battles.get(session_number=1)
+    battles.start(battle_id=one.pk, user=demo.olga)
+    pit = Structure.objects.get(battle=one, name="Soviet Rifle Pit")
+    battles.perform(battle_id=one.pk, user=demo.olga, action="dh_leave", inputs={"structure": f"s{pit.pk}"})
+    services.finish_battle(battle_id=one.pk, user=demo.olga, winner="A")
+    two = services.start_session(campaign_id=winter.pk, user=demo.olga)
+    battles.start(battle_id=two.pk, user=demo.olga)
+    pit = Structure.objects.get(battle=two, name="Soviet Rifle Pit")
+    section = Unit.objects.get(army__battle=two, name="Soviet Rifle Pit crew 1")
+    battles.perform(battle_id=two.pk, user=demo.olga, action="move",
+                    inputs={"unit": f"u{section.pk}", "structure": f"s{pit.pk}"})
+    services.finish_battle(battle_id=two.pk, user=demo.olga, winner="A")
+    return winter
+
+
+def test_a_section_back_in_its_crew_goes_through_export_and_import(demo):
+    """The file names the fortification a section walked out of (`crew_of`, its place in the file) and
+    says it rejoined; the new host's section is still that pit's, and reopening session 2 there takes
+    it out of the crew again, as it would have on the old host."""
+    first = export_text(rejoined_in_session_two(demo))
+    doc = json.loads(first)
+    pit = [s["name"] for s in doc["structures"]].index("Soviet Rifle Pit")
+    army = next(a for a in doc["armies"] if a["side"] == "A")
+    section = next(u for u in army["units"] if u["name"] == "Soviet Rifle Pit crew 1")
+    assert section["crew_of"] == pit and section["state"]["rejoined"] is True
+    copy_ = import_campaign(json.loads(first), club=olgas_new_host(demo), user=demo.olga)
+    assert export_text(copy_) == first
+    ground = Structure.objects.get(campaign=copy_, name="Soviet Rifle Pit")
+    row = Unit.objects.get(army__campaign=copy_, name="Soviet Rifle Pit crew 1")
+    assert (row.crew_of_id, row.rejoined, ground.crew_men, ground.crew_left) == (ground.pk, True, 9, 0)
+    two = copy_.battles.get(session_number=2)
+    assert Unit.objects.get(army__battle=two, name="Soviet Rifle Pit crew 1").crew_of.battle_id == two.pk
+    services.reopen_last(campaign_id=copy_.pk, user=demo.olga)
+    ground.refresh_from_db()
+    row.refresh_from_db()
+    assert (row.rejoined, ground.crew_men, ground.crew_left) == (False, 0, 9)
+
+
+def test_a_campaign_file_from_before_sections_rejoined_still_imports(demo):
+    """Files written before a section could rejoin its crew name no `crew_of`, no `rejoined` and no
+    `rejoined` in `campaign_before`: they import, their sections nobody's crew."""
+    doc = json.loads(export_text(rejoined_in_session_two(demo)))
+    for ground in [doc, *doc["battles"]]:
+        for army in ground["armies"]:
+            for unit in army["units"]:
+                unit.pop("crew_of", None)
+                unit.get("state", {}).pop("rejoined", None)
+    for battle in doc["battles"]:
+        for unit in (battle.get("campaign_before") or {}).get("units", []):
+            unit.pop("rejoined", None)
+    copy_ = import_campaign(doc, club=olgas_new_host(demo), user=demo.olga)
+    assert copy_.import_warnings == []
+    row = Unit.objects.get(army__campaign=copy_, name="Soviet Rifle Pit crew 1")
+    assert (row.crew_of_id, row.rejoined) == (None, False)
+
+
+def test_a_section_naming_a_fortification_the_file_lacks_is_refused_at_its_path(demo):
+    doc = json.loads(export_text(rejoined_in_session_two(demo)))
+    army = next(a for a in doc["armies"] if a["side"] == "A")
+    unit = next(i for i, u in enumerate(army["units"]) if u["name"] == "Soviet Rifle Pit crew 1")
+    army["units"][unit]["crew_of"] = 99
+    before = counts()
+    with pytest.raises(FormatErrors) as refused:
+        import_campaign(doc, club=olgas_new_host(demo), user=demo.olga)
+    side = doc["armies"].index(army)
+    assert any(path == f"armies[{side}].units[{unit}].crew_of" for path, _ in refused.value.errors)
+    assert counts() == before

@@ -13,7 +13,7 @@ from apps.battles.models import BattleStatus
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import FAST_HASHING, demo_data, signed  # noqa: F401
-from tests.campaigns.test_pages import body, fast_passwords, table_rows, text_of  # noqa: F401
+from tests.campaigns.test_pages import body, fast_passwords, page, table_rows, text_of  # noqa: F401
 from tests.structures.test_sheet_editor import form_data
 
 PIT = "Soviet Rifle Pit"
@@ -256,3 +256,115 @@ def test_a_crew_a_flamethrower_routed_walks_out_routed(client, winter):
     pit.refresh_from_db()
     assert (pit.crew_men, pit.crew_pins, pit.crew_routed, pit.crew_left) == (9, 0, True, 0)
     assert not Unit.objects.filter(army__battle=one, name=f"{PIT} crew 1").exists()
+
+
+def test_a_section_moved_back_into_its_pit_rejoins_the_crew(client, winter):
+    """Two of the pit's nine fall, the seven walk out, one of them falls outside, and olga moves the
+    section back into the pit. It stayed an ordinary unit inside: the pit read 'Crew 0/9 · 7 left it
+    as infantry' and fire at the crew never reached the six. Now they are the crew again; undone, the
+    section is back outside; finished, the campaign's ground and tally count them as the crew."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="yes")
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="1", guts_passed="yes")
+    outside = Unit.objects.get(pk=section.pk)
+
+    entry = act(client, olga, one, action="move", unit=f"u{section.pk}", structure=f"s{pit.pk}")
+    assert entry.summary == f"{PIT} crew 1 moves back into {PIT} and rejoins its crew: 6 men, the crew now 6"
+    pit.refresh_from_db()
+    section.refresh_from_db()
+    assert (pit.crew_men, pit.crew_left) == (6, 1)
+    assert section.rejoined and (section.floor_id, section.x, section.y) == (None, None, None)
+    battle_page = signed(client, olga).get(reverse("battle", args=[one.pk]))
+    assert "Crew 6/9 men" in text_of(battle_page, "structures")
+    assert f"back in {PIT} as its crew" in text_of(battle_page, "armies")
+
+    assert signed(client, olga).post(reverse("battle_undo", args=[one.pk]), {"confirmed": "1"}).status_code == 303
+    pit.refresh_from_db()
+    section.refresh_from_db()
+    assert (pit.crew_men, pit.crew_left) == (0, 7)
+    assert not section.rejoined and (section.x, section.y, section.models_left) == (outside.x, outside.y, 6)
+    assert "Crew 0/9 men" in text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), "structures")
+
+    act(client, olga, one, action="move", unit=f"u{section.pk}", structure=f"s{pit.pk}")
+    finish(client, olga, one)
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    assert (ground.crew_men, ground.crew_left) == (6, 1)
+    row = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    assert row.rejoined and row.crew_of_id == ground.pk
+    tally, page = tally_of(client, olga, campaign)
+    # Side A still started with 19 and has lost 3, none counted twice: two as the crew, one outside as
+    # the section (the roster's row, no longer a unit of the side, keeps only him).
+    assert tally["Side A"] == ["1", "3 of 19 2 of them bunker crew", "0 of 1"]
+    assert "Crew 6/9 (side A) · 1 left it as infantry · 0 penetrating hits" in text_of(page, "ground")
+
+    # The next session's pit has the six, and fire at its crew reaches them.
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    two = campaign.battles.get(session_number=2)
+    start(client, olga, two)
+    pit_two = Structure.objects.get(battle=two, name=PIT)
+    assert Unit.objects.get(army__battle=two, name=f"{PIT} crew 1").crew_of_id == pit_two.pk
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{pit_two.pk}", casualties="2",
+        guts_passed="yes")
+    pit_two.refresh_from_db()
+    assert pit_two.crew_men == 4
+
+
+def test_a_section_rejoining_in_a_later_session_is_written_back_and_reopening_takes_it_out_again(client, winter):
+    """The pit's nine walk out in session 1; in session 2 olga moves their section back in. Finishing
+    writes the roster's section as back in the crew and the pit as manned; reopening session 2 puts
+    both back as the session found them."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    finish(client, olga, one)
+    assert signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                     {"weather": "mist"}).status_code == 303
+    two = campaign.battles.get(session_number=2)
+    start(client, olga, two)
+    pit = Structure.objects.get(battle=two, name=PIT)
+    section = Unit.objects.get(army__battle=two, name=f"{PIT} crew 1")
+    act(client, olga, two, action="move", unit=f"u{section.pk}", structure=f"s{pit.pk}")
+    finish(client, olga, two)
+
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    row = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    assert (ground.crew_men, ground.crew_left, row.rejoined) == (9, 0, True)
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["2", "0 of 19", "0 of 1"]
+    assert "Crew 9/9 (side A) · 0 penetrating hits" in text_of(page, "ground")
+
+    assert signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]),
+                                     {"confirm": "on"}).status_code == 303
+    ground.refresh_from_db()
+    row.refresh_from_db()
+    assert (ground.crew_men, ground.crew_left, row.rejoined) == (0, 9, False)
+
+
+def test_the_phone_that_moves_a_section_back_in_sees_the_crew_and_the_map_follow(client, winter):
+    """Over HTMX the answer redraws only what the move changed: the pit's card counts the nine as its
+    crew again, the section's line says where its men went, and its dot leaves the map."""
+    campaign, olga = winter
+    one = campaign.battles.get(session_number=1)
+    start(client, olga, one)
+    pit = Structure.objects.get(battle=one, name=PIT)
+    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    one.refresh_from_db()
+    assert f"{PIT} crew 1 (side A)" in body(signed(client, olga).get(reverse("battle", args=[one.pk])))
+    response = client.post(reverse("battle_resolve", args=[one.pk]), {
+        "action": "move", "unit": f"u{section.pk}", "structure": f"s{pit.pk}", "card": f"s{pit.pk}",
+        "m": str(one.map_version), "after": str(one.log_entries.count()), "client_token": str(uuid.uuid4())},
+        HTTP_HX_REQUEST="true")
+    assert response.status_code == 200, body(response)
+    assert "rejoins its crew: 9 men, the crew now 9" in text_of(response, "attack-form")
+    assert "Crew 9/9 men" in text_of(response, "card")
+    assert f"back in {PIT} as its crew" in text_of(response, f"unit-{section.pk}")
+    units = page(response).find("map-units")
+    assert units is not None and f"{PIT} crew 1 (side A)" not in units.text()

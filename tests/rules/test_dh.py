@@ -4,8 +4,9 @@ from fractions import Fraction
 
 import pytest
 
-from apps.rules import ActionRefused, InputError, ScriptedDice, apply, resolve, tables
+from apps.rules import ActionRefused, InputError, OutcomeError, ScriptedDice, apply, resolve, tables
 from apps.rules.dh import crew_riflemen, penetration_odds, ph_row, riflemen, validate_sheet
+from apps.rules.outcome import Effect, Outcome
 from apps.rules.state import FortSheet
 
 from .builders import SHEETS, battle, fort
@@ -335,6 +336,28 @@ def test_leaving_splits_the_crew_into_sections():
     assert [e.n for e in out.effects[1:]] == [6, 6]
     with pytest.raises(ActionRefused):
         resolve("dh_leave", after, {"structure": "fort"}, ScriptedDice([]))
+
+
+def test_a_section_moved_back_into_its_fortification_rejoins_its_crew_and_keeps_the_crews_pins():
+    state = dh(fort("german-concrete-blockhouse"), section_size=12)
+    state = apply(state, resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([])))
+    one, two = state.units
+    assert state.units[one].crew_of == "fort"
+    state = apply(state, resolve("dh_casualties", state, {"target": one, "casualties": 2, "guts_passed": "no"},
+                                 ScriptedDice([])))
+    out = resolve("move", state, {"unit": one, "structure": "fort"}, ScriptedDice([]))
+    assert kinds(out) == [("rejoins", 10)]
+    after = apply(state, out)
+    crew, section = after.structures["fort"].crew, after.units[one]
+    # Ten back in; the two who fell outside stay with the men who walked out (the section's own loss).
+    assert (crew.men, crew.left, crew.pins) == (10, 14, 0)
+    assert section.rejoined and (section.structure, section.position, section.pins) == (None, None, 1)
+    assert not any(f.unit for f in after.structures["fort"].floors)
+    with pytest.raises(InputError, match="rejoined"):
+        resolve("move", after, {"unit": one, "x": 1, "y": 1}, ScriptedDice([]))
+    # A stale or forged effect is refused rather than giving the crew men it never had.
+    with pytest.raises(OutcomeError):
+        apply(after, Outcome("move", (Effect("rejoins", two, 13, ref="fort"),), (), ""))
 
 
 def test_a_damaged_sheet_is_refused_by_name():

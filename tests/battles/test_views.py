@@ -796,6 +796,25 @@ def test_a_missing_die_without_javascript_asks_for_it(client, w):
 
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_letter_typed_for_a_die_is_named_beside_it(client, w, htmx):
+    """A die field was an <input type=number>: Chromium sends a letter typed into one as "", and the player
+    was told to roll the die they had entered. It is a text field (the numeric keypad still comes up),
+    so the letter arrives and the player reads that it is no die face; nothing changes, nothing is logged."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), he_attack(w), **HTMX)).find("attack-form")
+    field = form.find("id_dice_0").attrs
+    assert (field["type"], field["inputmode"], field["pattern"]) == ("text", "numeric", "[0-9]*")
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="x", dice_1="4"), **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert state(w) == before
+    form = page(response).find("attack-form")
+    assert form.find("id_dice_0").attrs["value"] == "x" and form.find("id_dice_0").attrs["aria-invalid"] == "true"
+    assert form.find("error-dice_0").text() == "HE hits (2D6) on floor 1, first d6: x is not a d6 result"
+    assert "roll it and enter the result" not in form.text()
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
 def test_a_die_typed_after_an_empty_field_is_kept(client, w, htmx):
     signed(client, w.alice)
     before = state(w)
@@ -1761,7 +1780,7 @@ def test_without_javascript_update_the_form_shows_the_dice_and_odds(client, w):
     response = client.get(response["Location"])
     assert response.status_code == 200
     html = body(response)
-    assert '<input type="number" name="dice_0" id="id_dice_0" value="4"' in html
+    assert '<input type="text" name="dice_0" id="id_dice_0" value="4"' in html
     assert '<label for="id_dice_0">HE hits (2D6) on floor 1, first d6</label>' in html
     assert "Brick house collapses 16.7%" in text_of(response, "odds")
     assert "Not resolved" not in html

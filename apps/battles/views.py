@@ -355,19 +355,48 @@ def place_names(structures, table_w, table_d):
     # in the open are not: they stand beside buildings all game, and a map whose buildings lose their
     # names to them reads worse than a dot under a word. The footprints drawn after a name's own (later
     # in the map) are too, or they would cover it; its own never reaches its name's spots.
-    placed = [_corners((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3)) for s in structures for b in s.map.badges]
+    # Each obstacle is filed under the squares of the table it covers, and a name is checked against
+    # those of its own squares only: checked against every other, the 200-structure battle's names took
+    # 277 ms a map. An obstacle is (box, turned corners or None, the index of the structure it is the
+    # footprint of, or infinity: a badge or a name, which every name must keep off).
+    grid = {}
+
+    def file(box, corners=None, drawn=math.inf):
+        for cell in _cells(box):
+            grid.setdefault(cell, []).append((box, corners, drawn))
+
+    def free(box, index):
+        for cell in _cells(box):
+            for other, corners, drawn in grid.get(cell, ()):
+                if (drawn > index and box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
+                        and (corners is None or _overlap(_corners(box), corners))):
+                    return False
+        return True
+
+    for i, s in enumerate(structures):
+        corners = s.map.corners
+        file((min(x for x, _ in corners), min(y for _, y in corners), max(x for x, _ in corners),
+              max(y for _, y in corners)), corners, i)
+        for b in s.map.badges:
+            file((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3))
     order = {id(s): i for i, s in enumerate(structures)}
     for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
-        above = placed + [t.map.corners for t in structures[order[id(s)] + 1:]]
         for y in s.map.name_spots:
             box = name_box(s.map.name, s.map.cx, y)
-            if (0 <= box[0] and box[2] <= table_w and 0 <= box[1] and box[3] <= table_d
-                    and not any(_overlap(_corners(box), b) for b in above)):
+            if 0 <= box[0] and box[2] <= table_w and 0 <= box[1] and box[3] <= table_d and free(box, order[id(s)]):
                 s.map.name_y = y
-                placed.append(_corners(box))
+                file(box)
                 break
         else:
             s.map.name = ""
+
+
+NAME_CELL = 8  # inches: the side of a square of the table in place_names' index
+
+
+def _cells(box):
+    return [(i, j) for i in range(int(box[0] // NAME_CELL), int(box[2] // NAME_CELL) + 1)
+            for j in range(int(box[1] // NAME_CELL), int(box[3] // NAME_CELL) + 1)]
 
 
 def _corners(box):

@@ -328,11 +328,11 @@ NAME_CHARS, NAME_SIZE, NAME_HALO = 18, 1.45, 0.3  # a name on the map: character
 # Chromium draws the font stack in; Roboto, San Francisco and Segoe UI are narrower), rounded up to a
 # twentieth. A name counted as 0.6 em a letter came out a tenth longer than that and ran into its
 # neighbour's. Accented letters count as their base letter; anything else as the widest letter, Ж.
-NAME_EMS = {ch: em for em, chars in (
+NAME_EMS = MappingProxyType({ch: em for em, chars in (
     (0.35, " 'ijl"), (0.4, ",./:;IJ\\|’"), (0.45, "-f″"), (0.5, "!()[]_`rt"), (0.55, '"*'), (0.6, "?csz"),
     (0.65, "Lx"), (0.7, "0123456789$EFTaekovy"), (0.75, "CPSYZbdghnpqu{}"), (0.8, "ABKRVX"),
     (0.85, "#+<=>DGHNU^~"), (0.9, "&OQ"), (0.95, "w"), (1.0, "@M…—"), (1.05, "%m"), (1.15, "W"),
-) for ch in chars}
+) for ch in chars})
 WIDEST_EM = 1.25
 # The box of a line of it (DejaVu's ascent and descent), centred on y (dominant-baseline: central).
 NAME_LINE_EMS = 1.2

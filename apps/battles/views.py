@@ -197,6 +197,7 @@ def map_of(battle, structures, units):
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper())
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
+    reach_out(structures, float(battle.table_width))
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
@@ -414,6 +415,41 @@ def _overlap(p, q):
             if max(a) <= min(b) or max(b) <= min(a):
                 return False
     return True
+
+
+# A finger needs 44 CSS px (WCAG 2.5.5). The map is as wide as the page less its padding: 344 px on the
+# narrowest phone we draw for (360 px), so the table's inches shrink with its width.
+TAP_PX, MAP_PX = 44, 344
+
+
+def reach_out(structures, table_w):
+    """Widen each piece's invisible hit circle towards a finger's width on a 360 px phone, as far as
+    its neighbours leave room: never over another structure's footprint (a tap on what is drawn must
+    go to it), never past halfway to another piece's middle (two circles would meet, and whichever is
+    drawn later would take the other's taps). Nothing drawn changes."""
+    want = TAP_PX / 2 * table_w / MAP_PX
+    pieces = sorted((s.map for s in structures), key=lambda m: m.cx)
+    widest = max((math.hypot(m.w, m.d) / 2 for m in pieces), default=0)
+    for i, m in enumerate(pieces):
+        room = want
+        # Outwards along the table from this piece, until the others are too far across to matter (a
+        # circle or a footprint that far leaves it all the room it has) or there is no more room than
+        # its own circle has already: a battle has hundreds.
+        for step in (-1, 1):
+            j = i + step
+            while (0 <= j < len(pieces) and room > m.hit_r
+                   and abs(pieces[j].cx - m.cx) < max(2 * room, room + widest)):
+                o = pieces[j]
+                room = min(room, _distance_to_footprint(m.cx, m.cy, o), math.dist((m.cx, m.cy), (o.cx, o.cy)) / 2)
+                j += step
+        m.hit_r = round(max(m.hit_r, room), 2)
+
+
+def _distance_to_footprint(x, y, m):
+    turn = math.radians(m.rotation)
+    dx, dy = x - m.cx, y - m.cy
+    along, across = dx * math.cos(turn) + dy * math.sin(turn), -dx * math.sin(turn) + dy * math.cos(turn)
+    return math.hypot(max(abs(along) - m.w / 2, 0), max(abs(across) - m.d / 2, 0))
 
 
 def describe(s):

@@ -1,8 +1,12 @@
-"""Where the map writes each structure's name (views.place_names): a plain function of the pieces."""
+"""Where the map writes each structure's name (views.place_names) and how far round it a piece takes a
+tap (views.reach_out): plain functions of the pieces."""
 
+import math
 from types import SimpleNamespace
 
-from apps.battles.views import NAME_LINE, name_box, place_names
+import pytest
+
+from apps.battles.views import NAME_LINE, name_box, place_names, reach_out
 
 
 def piece(name, cx, cy, w, d, badges=()):
@@ -10,7 +14,8 @@ def piece(name, cx, cy, w, d, badges=()):
     and a line lower (no badges or crew that push it further down)."""
     below = d / 2 + 1.3
     return SimpleNamespace(name=name, map=SimpleNamespace(
-        name=name, cx=cx, w=w, d=d, name_y=cy + below, badges=list(badges),
+        name=name, cx=cx, cy=cy, w=w, d=d, rotation=0, hit_r=max(2.5, min(w, d) / 2), name_y=cy + below,
+        badges=list(badges),
         name_spots=(cy + below, cy - below, cy + below + NAME_LINE),
         corners=[(cx - w / 2, cy - d / 2), (cx + w / 2, cy - d / 2), (cx + w / 2, cy + d / 2), (cx - w / 2, cy + d / 2)]))
 
@@ -58,3 +63,27 @@ def test_a_name_stays_off_a_footprint_drawn_after_it_not_one_drawn_before():
     shed, barn = piece("Shed", 30, 20, 2, 2), piece("Barn", 30, 26, 6, 6)
     place_names([barn, shed], 72, 48)
     assert shed.map.name_y == shed.map.name_spots[0]
+
+
+def test_a_lone_small_piece_takes_a_thumbs_width_of_taps_on_the_narrowest_phone():
+    """A 72-inch table is 344 px wide on a 360 px phone: 44 px is 9.2 inches, a circle of 4.6."""
+    (hut,) = pieces = [piece("Hut", 30, 20, 2, 2)]
+    reach_out(pieces, 72)
+    assert hut.map.hit_r == pytest.approx(22 * 72 / 344, abs=0.01)
+
+
+def test_a_piece_takes_no_tap_from_its_neighbour():
+    """The demo's tower, four inches from the church's wall: its circle stops at the wall, and neither
+    circle reaches the other's (whichever is drawn later would take the taps where they met)."""
+    church, tower = pieces = [piece("Stone church", 54, 16, 8, 6), piece("Church tower", 62, 17.5, 3, 3)]
+    reach_out(pieces, 72)
+    assert tower.map.hit_r == pytest.approx(4.0)
+    assert church.map.hit_r + tower.map.hit_r <= math.dist((54, 16), (62, 17.5)) + 0.01
+    assert church.map.hit_r >= 3  # never less than it had: half its shorter side
+
+
+def test_pieces_closer_than_their_circles_keep_the_circles_they_had():
+    """Blocks an inch apart (the query tests' large battle) have no room: their circles stay as drawn."""
+    pieces = [piece(f"Block {n}", n + 1, 30, 2, 2) for n in range(10)]
+    reach_out(pieces, 72)
+    assert {p.map.hit_r for p in pieces} == {2.5}

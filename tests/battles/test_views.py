@@ -337,7 +337,7 @@ def test_a_map_piece_draws_its_footprint_turned_its_fire_and_its_name_as_text(cl
     assert '<text class="map-damage" x="30" y="20">25%</text>' in html
 
 
-def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
+def test_a_name_that_would_overprint_a_larger_neighbours_goes_above_its_footprint(client, w):
     shed = w.structure("Garden shed by the house", x=36, y=22, width=2, depth=2)  # beside it, as low
     hut = w.structure("Hut", x=60, y=20, width=2, depth=2)
     signed(client, w.alice)
@@ -347,12 +347,16 @@ def test_a_name_that_would_overprint_a_larger_neighbours_is_left_out(client, w):
         return [t.text() for t in html.find(f"map-s{s.pk}").find_all("text") if "map-name" in t.attrs.get("class", "")]
 
     assert name(w.house) == ["Brick house"] and name(hut) == ["Hut"]
-    assert name(shed) == []  # its words would sit on the house's: the tap still says what it is
-    assert "Garden shed by the house" in html.find(f"map-s{shed.pk}").attrs["aria-label"]
+    # Below, its words would sit on the house's (where no spot is free, it has none: test_map_names).
+    (shed_name,) = [t for t in html.find(f"map-s{shed.pk}").find_all("text") if "map-name" in t.attrs.get("class", "")]
+    assert shed_name.text() == "Garden shed by th…" and float(shed_name.attrs["y"]) == 22 - 1 - 1.3
     # A unit standing in the open beside the hut does not cost it its name.
     w.unit("B", "Scouts in the open", x=60, y=22.5)
     html = page(client.get(url(w, "battle")))
     assert name(hut) == ["Hut"] and name(w.house) == ["Brick house"]
+
+
+NAME_HALF = 0.6 * 1.45 + 0.15  # half a name's line (DejaVu's ascent and descent) and its halo, in inches
 
 
 def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(client, w):
@@ -365,11 +369,12 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     (badge,) = piece.find_all("g", cls="map-badge")
     name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
     badge_bottom = float(badge.find_all("circle")[0].attrs["cy"]) + 1.3
-    assert name.text() == "Foxhole" and float(name.attrs["y"]) - 1.45 / 2 > badge_bottom
-    # A neighbour whose name would run across the foxhole's badge is left unnamed (a tap still says it).
+    assert name.text() == "Foxhole" and float(name.attrs["y"]) - NAME_HALF > badge_bottom
+    # A neighbour whose name would run across the foxhole's badge has it above its own footprint instead.
     shed = w.structure("Long-named shed", floors=1, x=58, y=8, width=2, depth=2)
     html = page(client.get(url(w, "battle")))
-    assert [t for t in html.find(f"map-s{shed.pk}").find_all("text") if "map-name" in t.attrs.get("class", "")] == []
+    assert [float(t.attrs["y"]) for t in html.find(f"map-s{shed.pk}").find_all("text")
+            if "map-name" in t.attrs.get("class", "")] == [8 - 1 - 1.3]
     assert len(html.find(f"map-s{foxhole.pk}").find_all("g", cls="map-badge")) == 1
     # A small bunker's pinned crew (P1) is printed where its name would be: the name goes below it too.
     # Sheet crews are Disposable Heroes': the battle is played by those rules for this.
@@ -381,13 +386,14 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     piece = page(client.get(url(w, "battle"))).find(f"map-s{pit.pk}")
     crew = next(t for t in piece.find_all("text") if "map-crew" in t.attrs.get("class", ""))
     name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
-    assert crew.text() == "P1" and float(name.attrs["y"]) - 1.45 / 2 > float(crew.attrs["y"]) + 2.1 / 2
+    assert crew.text() == "P1" and float(name.attrs["y"]) - NAME_HALF > float(crew.attrs["y"]) + 2.1 / 2
     Battle.objects.filter(pk=w.battle.pk).update(ruleset="ba")
-    # The house, tall enough to hold its badge, keeps its name just below the footprint.
+    # The house holds its badge, but its name just below the footprint (1.3 inches) would touch the
+    # badge's foot (3.5 inches below its middle) with its halo: it goes as low as the foxhole's.
     house = page(client.get(url(w, "battle"))).find(f"map-s{w.house.pk}")
-    assert len(house.find_all("g", cls="map-badge")) == 1
-    assert [float(t.attrs["y"]) for t in house.find_all("text") if "map-name" in t.attrs.get("class", "")] == [
-        20 + float(w.house.depth) / 2 + 1.3]
+    (badge,) = house.find_all("g", cls="map-badge")
+    (name,) = [float(t.attrs["y"]) for t in house.find_all("text") if "map-name" in t.attrs.get("class", "")]
+    assert name - NAME_HALF > float(badge.find_all("circle")[0].attrs["cy"]) + 1.3 and name > 20 + 3 + 1.3
 
 
 # A 48″ × 36″ scenario's zones: a strip along each side's edge, and side B's flank down the right edge,
@@ -787,6 +793,25 @@ def test_a_missing_die_without_javascript_asks_for_it(client, w):
     assert '<label for="id_dice_1">second d6</label>' in html
     assert "HE hits (2D6) on floor 1, second d6: roll it and enter the result" in form_html(response)
     assert 'value="3"' in html
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_letter_typed_for_a_die_is_named_beside_it(client, w, htmx):
+    """A die field was an <input type=number>: Chromium sends a letter typed into one as "", and the player
+    was told to roll the die they had entered. It is a text field (the numeric keypad still comes up),
+    so the letter arrives and the player reads that it is no die face; nothing changes, nothing is logged."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), he_attack(w), **HTMX)).find("attack-form")
+    field = form.find("id_dice_0").attrs
+    assert (field["type"], field["inputmode"], field["pattern"]) == ("text", "numeric", "[0-9]*")
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="x", dice_1="4"), **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert state(w) == before
+    form = page(response).find("attack-form")
+    assert form.find("id_dice_0").attrs["value"] == "x" and form.find("id_dice_0").attrs["aria-invalid"] == "true"
+    assert form.find("error-dice_0").text() == "HE hits (2D6) on floor 1, first d6: x is not a d6 result"
+    assert "roll it and enter the result" not in form.text()
 
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
@@ -1755,7 +1780,7 @@ def test_without_javascript_update_the_form_shows_the_dice_and_odds(client, w):
     response = client.get(response["Location"])
     assert response.status_code == 200
     html = body(response)
-    assert '<input type="number" name="dice_0" id="id_dice_0" value="4"' in html
+    assert '<input type="text" name="dice_0" id="id_dice_0" value="4"' in html
     assert '<label for="id_dice_0">HE hits (2D6) on floor 1, first d6</label>' in html
     assert "Brick house collapses 16.7%" in text_of(response, "odds")
     assert "Not resolved" not in html

@@ -161,7 +161,7 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     expect(alice.locator(".die-input")).to_have_count(2)
     expect(alice.locator("label[for=id_dice_0]")).to_contain_text("HE hits")
     expect(alice.locator("label[for=id_dice_1]")).to_contain_text("second d6")
-    expect(alice.locator("#id_dice_0")).to_have_attribute("max", "6")
+    expect(alice.locator("#id_dice_0")).to_have_attribute("data-sides", "6")
     expect(alice.locator("#odds")).to_contain_text("collapse", ignore_case=True)
     die(alice, 0, 6)
     expect(alice.locator("#id_dice_1")).to_be_focused()  # straight on to the next die
@@ -266,6 +266,28 @@ def test_dice_typed_while_the_form_answers_are_on_their_way_are_kept(live_server
     alice.click("button.resolve")
     expect(alice.locator("#attack-form .result")).to_contain_text(f"Resolved #{seq}")
     assert [d["faces"] for d in LogEntry.objects.get(battle=demo, seq=seq).dice] == [[6, 5]]
+
+
+def test_a_letter_typed_for_a_die_is_named_as_no_die_face(live_server, demo, watch):
+    """Chromium sent a letter typed into the die's number field as "": the player was told to roll the
+    die and enter it. Typed as a thumb would, the letter reaches the server and is named beside its
+    field; nothing is resolved. The field still asks a phone for its digits keypad."""
+    townhouse, sid, units, shell = ids(demo)
+    logged = newest_seq(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/?target={sid}")
+    aim_the_field_gun(alice, units, shell, own_dice=True)
+    expect(alice.locator("#id_dice_0")).to_have_attribute("inputmode", "numeric")
+    with swapped(alice, "#attack-form"):  # "Go" on the keypad moves on: the form answers what was typed
+        alice.locator("#id_dice_0").press_sequentially("x")
+        alice.locator("#id_dice_0").press("Enter")
+    expect(alice.locator("#error-dice_0")).to_have_text(re.compile(r"first d6: x is not a d6 result$"))
+    with swapped(alice, "#attack-form"):
+        alice.click("button.resolve")
+    expect(alice.locator("#error-dice_0")).to_have_text(re.compile(r"first d6: x is not a d6 result$"))
+    expect(alice.locator("#id_dice_0")).to_have_value("x")
+    expect(alice.locator("#attack-form")).not_to_contain_text("roll it and enter the result")
+    assert newest_seq(demo) == logged
 
 
 def test_hits_on_a_squad_lead_to_its_damage_roll_in_one_tap(live_server, demo, watch):

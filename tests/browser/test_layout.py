@@ -173,3 +173,68 @@ def test_a_phone_enters_seven_dice_two_a_row_each_row_level(live_server, demo, w
     after = inputs()
     assert after[0][1] == after[1][1], after  # the error under the second die does not lift its input
     assert len({top for _, top in after}) == 4, after
+
+
+MAP_NAME_BOXES = """() => {
+  const svg = document.querySelector('#map svg.map');
+  const scale = svg.getScreenCTM().a;  // screen px per inch of table
+  return Array.from(svg.querySelectorAll('.map-name'), t => {
+    // The white halo is the text's stroke, painted outside the glyphs' box by half its width.
+    const halo = parseFloat(getComputedStyle(t).strokeWidth) / 2 * scale;
+    const r = t.getBoundingClientRect();
+    return [t.textContent, r.left - halo, r.top - halo, r.right + halo, r.bottom + halo];
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [360, 390, 430, 1280])
+def test_no_two_names_on_the_map_touch(live_server, demo, watch, width):
+    """"Stone church" and "Church tower" ran into each other on a 390 px phone: their names were placed
+    as if a letter were 0.6 of the font size wide and the white halo took no room. Measured as Chromium
+    draws them, halo included, no two names on the demo's map meet, on a phone or at a desk."""
+    page = watch("alice")
+    page.set_viewport_size({"width": width, "height": 800})
+    sign_in(page, live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    boxes = page.evaluate(MAP_NAME_BOXES)
+    names = [b[0] for b in boxes]
+    assert {"Stone church", "Church tower"} <= set(names), names
+    meeting = [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+               if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]]
+    assert meeting == [], (meeting, boxes)
+
+
+MAP_TAPS = """() => {
+  // Each piece's invisible hit circle on screen, and what a tap just inside its edge (at twelve points
+  // round it) lands on: the piece itself, or a unit's dot drawn over it (units take no tap).
+  return Array.from(document.querySelectorAll('#map .map-structure'), piece => {
+    const r = piece.querySelector('.map-hit').getBoundingClientRect();
+    const cx = r.left + r.width / 2, cy = r.top + r.height / 2, radius = r.width / 2 - 1.5;
+    const elsewhere = [];
+    for (let k = 0; k < 12; k++) {
+      const x = cx + radius * Math.cos(k * Math.PI / 6), y = cy + radius * Math.sin(k * Math.PI / 6);
+      const hit = document.elementFromPoint(x, y);
+      const landed = hit && hit.closest('.map-structure');
+      if (landed !== piece && !(hit && hit.classList.contains('map-unit')) && y > 0 && y < innerHeight)
+        elsewhere.push(landed ? landed.dataset.structure : hit && hit.tagName);
+    }
+    return [piece.getAttribute('aria-label').split(',')[0], Math.round(r.width), elsewhere];
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [360, 430])
+def test_a_small_piece_on_the_map_has_room_round_it_for_a_thumb(live_server, demo, watch, width):
+    """The demo's Church tower and foxholes took a tap only on a circle 24 px across on a 360 px phone
+    (five inches of a 72-inch table), half what a thumb needs. Each circle now reaches towards 44 px as
+    far as its neighbours leave room; every tap inside one lands on its own piece, so no circle took
+    another piece's taps. The tower's is held back by the church's footprint, four inches away."""
+    page = watch("alice")
+    page.set_viewport_size({"width": width, "height": 900})
+    sign_in(page, live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    pieces = {name: (size, elsewhere) for name, size, elsewhere in page.evaluate(MAP_TAPS)}
+    assert {name: e for name, (_, e) in pieces.items() if e} == {}, pieces
+    scale = width / 360
+    assert pieces["Church tower"][0] >= 36 * scale, pieces
+    assert min(size for size, _ in pieces.values()) >= 28 * scale, pieces

@@ -1,0 +1,89 @@
+"""Where the map writes each structure's name (views.place_names) and how far round it a piece takes a
+tap (views.reach_out): plain functions of the pieces."""
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from apps.battles.views import NAME_LINE, name_box, place_names, reach_out
+
+
+def piece(name, cx, cy, w, d, badges=()):
+    """A structure's map piece as map_of leaves it: an unturned footprint, its name's spots below, above
+    and a line lower (no badges or crew that push it further down)."""
+    below = d / 2 + 1.3
+    return SimpleNamespace(name=name, map=SimpleNamespace(
+        name=name, cx=cx, cy=cy, w=w, d=d, rotation=0, hit_r=max(2.5, min(w, d) / 2), name_y=cy + below,
+        badges=list(badges),
+        name_spots=(cy + below, cy - below, cy + below + NAME_LINE),
+        corners=[(cx - w / 2, cy - d / 2), (cx + w / 2, cy - d / 2), (cx + w / 2, cy + d / 2), (cx - w / 2, cy + d / 2)]))
+
+
+def boxes_meet(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_a_name_is_counted_at_least_as_wide_as_chromium_draws_it():
+    """Widths Debian's Chromium measured for the demo's names (getBBox, DejaVu Sans Bold at 1.45 inches):
+    counted at 0.6 of the font size a letter, "Church tower" came out 10.44 of its 11.0 inches."""
+    measured = {"Stone church": 10.763, "Church tower": 11.001, "Timber workshop": 14.272,
+                "German Concrete B…": 17.266, "Communication tre…": 17.011}
+    for name, width in measured.items():
+        x0, _, x1, _ = name_box(name, 0, 0)
+        assert x1 - x0 >= width + 0.3, name  # and the halo, 0.15 inches each side
+    assert name_box("WWW", 0, 0)[2] > name_box("iii", 0, 0)[2]
+
+
+def test_the_church_and_its_tower_both_keep_their_names_apart():
+    """The demo's Stone church and Church tower, the tower (smaller, so placed second) just right of the
+    church: below, its name would run into the church's; it goes elsewhere, and both still show."""
+    church, tower = piece("Stone church", 54, 16, 8, 6), piece("Church tower", 62, 17.5, 3, 3)
+    place_names([church, tower], 72, 48)
+    assert church.map.name == "Stone church" and church.map.name_y == 16 + 3 + 1.3
+    assert tower.map.name == "Church tower" and tower.map.name_y != tower.map.name_spots[0]
+    assert not boxes_meet(name_box("Stone church", 54, church.map.name_y), name_box("Church tower", 62, tower.map.name_y))
+
+
+def test_a_name_that_fits_nowhere_is_left_out():
+    """A shed on the table's bottom edge (nothing fits below it) under a larger neighbour's name."""
+    house = piece("Long house name", 30, 38, 6, 6)
+    shed = piece("Shed", 30, 46.5, 2, 2)
+    place_names([house, shed], 72, 48)
+    assert house.map.name == "Long house name" and shed.map.name == ""
+
+
+def test_a_name_stays_off_a_footprint_drawn_after_it_not_one_drawn_before():
+    """The map draws the structures in order, so a later footprint would cover the name; over an earlier one
+    the name is drawn on top and reads."""
+    shed = piece("Shed", 30, 20, 2, 2)
+    barn = piece("Barn", 30, 26, 6, 6)  # across where the shed's name would go below it
+    place_names([shed, barn], 72, 48)
+    assert shed.map.name_y == shed.map.name_spots[1]  # above: the barn is drawn after it
+    shed, barn = piece("Shed", 30, 20, 2, 2), piece("Barn", 30, 26, 6, 6)
+    place_names([barn, shed], 72, 48)
+    assert shed.map.name_y == shed.map.name_spots[0]
+
+
+def test_a_lone_small_piece_takes_a_thumbs_width_of_taps_on_the_narrowest_phone():
+    """A 72-inch table is 344 px wide on a 360 px phone: 44 px is 9.2 inches, a circle of 4.6."""
+    (hut,) = pieces = [piece("Hut", 30, 20, 2, 2)]
+    reach_out(pieces, 72)
+    assert hut.map.hit_r == pytest.approx(22 * 72 / 344, abs=0.01)
+
+
+def test_a_piece_takes_no_tap_from_its_neighbour():
+    """The demo's tower, four inches from the church's wall: its circle stops at the wall, and neither
+    circle reaches the other's (whichever is drawn later would take the taps where they met)."""
+    church, tower = pieces = [piece("Stone church", 54, 16, 8, 6), piece("Church tower", 62, 17.5, 3, 3)]
+    reach_out(pieces, 72)
+    assert tower.map.hit_r == pytest.approx(4.0)
+    assert church.map.hit_r + tower.map.hit_r <= math.dist((54, 16), (62, 17.5)) + 0.01
+    assert church.map.hit_r >= 3  # never less than it had: half its shorter side
+
+
+def test_pieces_closer_than_their_circles_keep_the_circles_they_had():
+    """Blocks an inch apart (the query tests' large battle) have no room: their circles stay as drawn."""
+    pieces = [piece(f"Block {n}", n + 1, 30, 2, 2) for n in range(10)]
+    reach_out(pieces, 72)
+    assert {p.map.hit_r for p in pieces} == {2.5}

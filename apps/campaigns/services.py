@@ -256,8 +256,14 @@ def _campaign_state(campaign):
     }
 
 
+NEVER_STARTED = ("{name} was never started, so it cannot be finished: it would count as a session played. "
+                 "Start it with “Start battle”, or, while it is the newest session, discard it from the campaign "
+                 "page.")
+
+
 def finish_battle(*, battle_id, user, winner="", result=""):
-    """End a campaign battle and write its end state back to the campaign, in one transaction."""
+    """End a campaign battle and write its end state back to the campaign, in one transaction. A campaign's
+    session that was never started is refused: nothing was played in it to write back or count."""
     with transaction.atomic():
         # The campaign's row before the battle's, as every use case here takes them: the other way
         # round, finishing while another tab chooses a commander or discards the session (campaign,
@@ -269,6 +275,9 @@ def finish_battle(*, battle_id, user, winner="", result=""):
             raise ActionRefused("battle", battle.pk, "This battle is already finished")
         if not permissions.is_organiser(user, battle.club_id):
             raise ActionRefused("battle", battle.pk, "Only an organiser may finish the battle")
+        if campaign is not None and battle.status == BattleStatus.SETUP:
+            # Finished, it would be written back and counted as a session played, with nothing played in it.
+            raise ActionRefused("battle", battle.pk, NEVER_STARTED.format(name=battle.name))
         if winner not in ("", "A", "B", "D"):
             raise ActionRefused("winner", winner, "The winner is side A, side B or a draw")
         created = []

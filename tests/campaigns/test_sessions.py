@@ -142,6 +142,7 @@ def test_units_keep_the_places_the_battle_left_them_in(campaign):
     Unit.objects.filter(pk=copies["Rifles"].pk).update(floor=bunker_copy.floors.get())
     Unit.objects.filter(pk=copies["Crew"].pk).update(floor=house_copy.floors.get(level=0))
 
+    battles.start(battle_id=battle.pk, user=campaign["org"])
     services.finish_battle(battle_id=battle.pk, user=campaign["org"], winner="A")
     after = {u.name: u for u in Unit.objects.filter(army__campaign=c)}
     assert (after["Squad"].floor_id, after["Squad"].x, after["Squad"].y) == (None, Decimal("12.5"), Decimal("30"))

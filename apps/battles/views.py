@@ -204,15 +204,23 @@ def deployment_zones(battle):
     show. A map that changed its look when the battle starts would also go stale on the other phones:
     starting a battle changes no structure or unit, so their polls redraw no map.
 
-    The scenario comes with the battle row (`snapshot.member_battle` joins it; the polls and the
-    spectator page select it): no query of its own. (An undo's or a turn's answer reads the battle
-    row again, which drops it: it is read once more there, as the header's "Scenario" did already.)
-    The campaign page's table has no scenario, and a battle started without one (a campaign's later
-    sessions) has no zones."""
-    if not getattr(battle, "scenario_id", None):
+    A campaign's session shows the campaign's own copy of the zones, taken when it was started from its
+    scenario (as its ground and forces are), so every session has them and a designer's later change to
+    the scenario moves none; a battle started from a scenario shows the scenario's as they stand.
+
+    The campaign and scenario come with the battle row (`snapshot.member_battle` joins them; the polls
+    and the spectator page select them): no query of their own. (An undo's or a turn's answer reads the
+    battle row again, which drops them: the one needed is read once more there, as the breadcrumbs' and
+    header's did already.) The campaign page's table (no campaign or scenario of its own here) and a
+    battle started from neither have no zones."""
+    if getattr(battle, "campaign_id", None):
+        owner = battle.campaign
+    elif getattr(battle, "scenario_id", None):
+        owner = battle.scenario
+    else:
         return []
     zones = []
-    for zone in battle.scenario.deployment_zones or []:
+    for zone in owner.deployment_zones or []:
         try:
             side = str(zone["side"])
             x, y, w, d = (float(zone[k]) for k in ("x", "y", "width", "depth"))

@@ -5,6 +5,7 @@ The campaign's own rows are its memory; a battle works on copies (`origin` point
 session can be reopened and the campaign restored to exactly what it was before that battle ended.
 """
 
+import copy
 import json
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -44,7 +45,8 @@ def with_suffix(name, suffix):
 
 
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
-    """A campaign on a scenario's ground and forces (its own copies: the scenario stays as it is), with
+    """A campaign on a scenario's ground, forces and deployment zones (its own copies: the scenario stays as
+    it is, and a later change to it moves nothing in the campaign), with
     its first session set up on the scenario's table. Organisers only. A name the club already uses (in
     any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
     together, and only the club's lock decides between them."""
@@ -57,7 +59,8 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")
         campaign = Campaign.objects.create(
             club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
-            single_open_battle=single_open_battle, **{field: getattr(scenario, field) for field in RULES_FIELDS})
+            single_open_battle=single_open_battle, deployment_zones=copy.deepcopy(scenario.deployment_zones or []),
+            **{field: getattr(scenario, field) for field in RULES_FIELDS})
         copy_battlefield(scenario, campaign=campaign)
         start_session(campaign_id=campaign.pk, user=user, table=(scenario.table_width, scenario.table_depth))
         return campaign

@@ -464,6 +464,33 @@ def test_a_battle_without_a_scenario_or_whose_scenario_has_no_zones_draws_none(c
     assert "<b>B</b>" not in html
 
 
+def test_every_session_of_a_campaign_shades_the_zones_it_was_started_with(client, w):
+    """A campaign started from a scenario: its sessions are set up from the campaign, with no scenario of
+    their own, and their maps shaded no zones at all. Every session now shades the zones the scenario had
+    when the campaign started; the designer moving them later moves nothing in the running campaign."""
+    scenario = Scenario.objects.create(club=w.club, name="Hill 112", table_width=48, table_depth=36, ruleset="ba",
+                                       deployment_zones=ZONES)
+    signed(client, w.organiser)
+    response = client.post(reverse("scenario_campaign", args=[scenario.pk]), {"campaign-name": "Hill campaign"})
+    assert response.status_code == 303
+    one = Battle.objects.get(campaign__name="Hill campaign", session_number=1)
+    services.start(battle_id=one.pk, user=w.organiser)
+    client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"})
+    client.post(reverse("campaign_session_start", args=[one.campaign_id]), {"weather": "clear"})
+    two = Battle.objects.get(campaign=one.campaign, session_number=2)
+    assert two.scenario_id is None
+    Scenario.objects.filter(pk=scenario.pk).update(deployment_zones=[
+        {"side": "A", "x": 0, "y": 0, "width": 12, "depth": 36}])
+    client.post(reverse("campaign_session_start", args=[one.campaign_id]), {"weather": "clear"})
+    for battle in (one, two):
+        response = signed(client, w.alice).get(reverse("battle", args=[battle.pk]))
+        assert [(side, rect) for side, rect, _, _ in map_zones(response)] == [
+            ("map-zone zone-A", {"x": 0, "y": 0, "width": 48, "height": 9}),
+            ("map-zone zone-B", {"x": 0, "y": 27, "width": 48, "height": 9}),
+            ("map-zone zone-B", {"x": 42.5, "y": 9, "width": 5.5, "height": 18}),
+        ], battle.name
+
+
 def test_a_whole_map_redrawn_by_an_attacks_answer_or_the_poll_keeps_the_zones(client, w):
     """An answer to a page that missed a map change redraws the whole map: the zones with it. One
     that sends only the changed pieces leaves the page's zones where they are."""

@@ -10,6 +10,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.test import Client
 from django.urls import reverse
 from django.utils.text import slugify
 from django.db.models import Q
@@ -365,6 +366,32 @@ def test_a_log_that_no_longer_matches_its_hashes_is_imported_as_it_is_and_report
 
 
 # ---------------------------------------------------------------------------------- bad files
+
+def test_the_campaigns_deployment_zones_go_through_export_and_import(demo):
+    """The campaign's own copy of its scenario's zones, which every session's map shades, is in the file
+    and comes back with it; a file written before campaigns kept them imports with none, as its sessions
+    were then; a bad zone is refused at its path."""
+    zones = [{"side": "A", "x": 0, "y": 0, "width": 72, "depth": 12}, {"side": "B", "x": 0, "y": 36, "width": 72,
+                                                                      "depth": 12}]
+    assert demo.campaign.deployment_zones == zones
+    doc = json.loads(export_text(demo.campaign))
+    assert doc["deployment_zones"] == zones and list(doc)[list(doc).index("settings") + 1] == "deployment_zones"
+    copy_ = import_campaign(copy.deepcopy(doc), club=fresh_club(demo), user=demo.organiser)
+    assert copy_.deployment_zones == zones
+    Campaign.objects.filter(pk=copy_.pk).update(single_open_battle=False)  # session 1 is still being played
+    two = services.start_session(campaign_id=copy_.pk, user=demo.organiser)
+    page = signed(Client(), demo.alice).get(reverse("battle", args=[two.pk]))
+    assert body(page).count('<g class="map-zone') == 2
+
+    del doc["deployment_zones"]
+    old = import_campaign(copy.deepcopy(doc), club=fresh_club(demo, "old-file-host"), user=demo.organiser)
+    assert old.deployment_zones == [] and not any("zone" in w for w in old.import_warnings)
+
+    doc["deployment_zones"] = [{"side": "C", "x": 0, "y": 0, "width": 0, "depth": 12}]
+    with pytest.raises(FormatErrors) as caught:
+        import_campaign(doc, club=fresh_club(demo, "bad-zone-host"), user=demo.organiser)
+    assert {path for path, _ in caught.value.errors} == {"deployment_zones[0].side", "deployment_zones[0].width"}
+
 
 def test_a_bad_file_lists_every_error_with_its_path_and_saves_nothing(demo):
     history(demo)

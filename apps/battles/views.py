@@ -763,6 +763,17 @@ def updates_context(battle, viewer, *, after, map_known, card, token, board=None
     return context
 
 
+def reread(battle):
+    """The battle row read again after an action. Its campaign stays cached: play never changes it, and
+    the map reads a campaign's session's deployment zones from it (`deployment_zones`), which would
+    otherwise cost a query on every undo's or turn's answer."""
+    field = Battle.campaign.field
+    campaign = field.get_cached_value(battle) if field.is_cached(battle) else None
+    battle.refresh_from_db()
+    if campaign is not None and battle.campaign_id == campaign.pk:
+        field.set_cached_value(battle, campaign)
+
+
 # What an action writes on the battle row (services._bump and log.append_entry).
 COMMITTED_FIELDS = ("version", "map_version", "turn", "upkeep_turn", "sequence", "log_head")
 
@@ -985,7 +996,7 @@ def battle_resolve(request, pk):
         board, upto = load_board(battle, snapshot), entry.seq
     else:
         with one_moment():
-            battle.refresh_from_db()
+            reread(battle)
             board, upto = load_board(battle), None
     viewer = viewer_for(request.user, battle, board.armies)
     form = fresh_form(request, battle, board, viewer, data)
@@ -1212,7 +1223,7 @@ def _after_change(request, battle, done, problem, *, after):
         response["HX-Refresh"] = "true"
         return response
     with one_moment():
-        battle.refresh_from_db()
+        reread(battle)
         board = load_board(battle)
         viewer = viewer_for(request.user, battle, board.armies)
         context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),

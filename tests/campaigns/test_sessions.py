@@ -340,12 +340,25 @@ def test_two_open_sessions_add_up_a_crews_losses_pins_and_hits(campaign):
     Structure.objects.filter(battle=two, origin=house).update(collapsed=True, destroyed=True, damage_taken=5)
 
     services.finish_battle(battle_id=one.pk, user=org, winner="A")
+    after_one = rows_of(c)
     services.finish_battle(battle_id=two.pk, user=org, winner="B")
     bunker.refresh_from_db()
     assert (bunker.crew_men, bunker.crew_pins, bunker.crew_penetrating_hits, bunker.weapons_destroyed) == (
         6, 3, 3, [0, 1])
     house.refresh_from_db()
     assert (house.collapsed, house.destroyed, house.damage_taken, house.fire_size) == (True, True, 5, None)
+    after_both = rows_of(c)
+
+    # Reopened, session 2 gives back exactly what table 1 left; finished again, it adds up again.
+    services.reopen_last(campaign_id=c.pk, user=org)
+    assert rows_of(c) == after_one
+    services.finish_battle(battle_id=two.pk, user=org, winner="B")
+    assert rows_of(c) == after_both
+
+
+def rows_of(c):
+    return (list(Structure.objects.filter(campaign=c).order_by("pk").values()),
+            list(Unit.objects.filter(army__campaign=c).order_by("pk").values()))
 
 
 def test_a_fire_lit_at_both_tables_keeps_the_larger_and_two_tables_losses_wipe_a_squad_out(campaign):

@@ -42,7 +42,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from apps.armies.models import Army, Unit, UnitWeapon, Weapon
-from apps.battles import watch
+from apps.battles import services as battle_services, watch
 from apps.battles.models import Battle, LogEntry
 from apps.campaigns import services as sessions
 from apps.campaigns.account_forms import new_invite_code
@@ -173,6 +173,7 @@ def club_objects(club, member):
     organiser = Membership.objects.filter(club=club, role=Role.ORGANISER).order_by("pk").first().user
     o.finished_campaign = Campaign.objects.create(club=club, name="Matrix campaign", ruleset=o.campaign.ruleset)
     session = sessions.start_session(campaign_id=o.finished_campaign.pk, user=organiser)
+    battle_services.start(battle_id=session.pk, user=organiser)
     sessions.finish_battle(battle_id=session.pk, user=organiser, winner="A", result="Held the ford")
     # And one whose newest session is only set up: something to discard.
     o.setup_campaign = Campaign.objects.create(club=club, name="Matrix campaign two", ruleset=o.campaign.ruleset)

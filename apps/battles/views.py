@@ -216,15 +216,23 @@ def deployment_zones(battle):
     show. A map that changed its look when the battle starts would also go stale on the other phones:
     starting a battle changes no structure or unit, so their polls redraw no map.
 
-    The scenario comes with the battle row (`snapshot.member_battle` joins it; the polls and the
-    spectator page select it): no query of its own. (An undo's or a turn's answer reads the battle
-    row again, which drops it: it is read once more there, as the header's "Scenario" did already.)
-    The campaign page's table has no scenario, and a battle started without one (a campaign's later
-    sessions) has no zones."""
-    if not getattr(battle, "scenario_id", None):
+    A campaign's session shows the campaign's own copy of the zones, taken when it was started from its
+    scenario (as its ground and forces are), so every session has them and a designer's later change to
+    the scenario moves none; a battle started from a scenario shows the scenario's as they stand.
+
+    The campaign and scenario come with the battle row (`snapshot.member_battle` joins them; the polls
+    and the spectator page select them): no query of their own. (An undo's or a turn's answer reads the
+    battle row again, which drops them: the one needed is read once more there, as the breadcrumbs' and
+    header's did already.) The campaign page's table (no campaign or scenario of its own here) and a
+    battle started from neither have no zones."""
+    if getattr(battle, "campaign_id", None):
+        owner = battle.campaign
+    elif getattr(battle, "scenario_id", None):
+        owner = battle.scenario
+    else:
         return []
     zones = []
-    for zone in battle.scenario.deployment_zones or []:
+    for zone in owner.deployment_zones or []:
         try:
             side = str(zone["side"])
             x, y, w, d = (float(zone[k]) for k in ("x", "y", "width", "depth"))
@@ -882,6 +890,17 @@ def updates_context(battle, viewer, *, after, map_known, card, token, board=None
     return context
 
 
+def reread(battle):
+    """The battle row read again after an action. Its campaign stays cached: play never changes it, and
+    the map reads a campaign's session's deployment zones from it (`deployment_zones`), which would
+    otherwise cost a query on every undo's or turn's answer."""
+    field = Battle.campaign.field
+    campaign = field.get_cached_value(battle) if field.is_cached(battle) else None
+    battle.refresh_from_db()
+    if campaign is not None and battle.campaign_id == campaign.pk:
+        field.set_cached_value(battle, campaign)
+
+
 # What an action writes on the battle row (services._bump and log.append_entry).
 COMMITTED_FIELDS = ("version", "map_version", "turn", "upkeep_turn", "sequence", "log_head")
 
@@ -1104,7 +1123,7 @@ def battle_resolve(request, pk):
         board, upto = load_board(battle, snapshot), entry.seq
     else:
         with one_moment():
-            battle.refresh_from_db()
+            reread(battle)
             board, upto = load_board(battle), None
     viewer = viewer_for(request.user, battle, board.armies)
     form = fresh_form(request, battle, board, viewer, data)
@@ -1331,7 +1350,7 @@ def _after_change(request, battle, done, problem, *, after):
         response["HX-Refresh"] = "true"
         return response
     with one_moment():
-        battle.refresh_from_db()
+        reread(battle)
         board = load_board(battle)
         viewer = viewer_for(request.user, battle, board.armies)
         context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),

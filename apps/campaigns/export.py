@@ -32,9 +32,9 @@ from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, SMALL, _write as write_scenario, clean_rules,
-                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, crewless, drop_crew,
-                                    export_scenario, export_structure, export_unit, free_name, load_grounds,
-                                    resolve_sheets)
+                                    clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, clean_zone,
+                                    crewless, drop_crew, export_scenario, export_structure, export_unit, export_zone,
+                                    free_name, load_grounds, resolve_sheets)
 from apps.campaigns.models import Campaign, Club, Scenario
 from apps.campaigns.services import with_suffix
 from apps.rules.state import SequenceState
@@ -55,8 +55,8 @@ PIECE = 256 * 1024
 
 RULES = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
          "weather", "options")
-TOP_KEYS = ("format", "version", "name", "description", "created_at", "rules", "settings", "sheets", "scenarios",
-            "structures", "armies", "battles")
+TOP_KEYS = ("format", "version", "name", "description", "created_at", "rules", "settings", "deployment_zones", "sheets",
+            "scenarios", "structures", "armies", "battles")
 SETTINGS_KEYS = ("fires_persist", "single_open_battle")
 ARMY_KEYS = ("side", "name", "owner", "units")
 BATTLE_ARMY_KEYS = ("side", "name", "owner", "origin", "units")
@@ -292,6 +292,7 @@ def _head(campaign):
         "created_at": iso(campaign.created_at),
         "rules": {key: getattr(campaign, key) for key in RULES},
         "settings": {key: getattr(campaign, key) for key in SETTINGS_KEYS},
+        "deployment_zones": [export_zone(z) for z in (campaign.deployment_zones or [])],
         "sheets": [sheets[key] for key in sorted(sheets)],
         "scenarios": [export_scenario(s, scenario_grounds[s.pk]) for s in scenarios],
         "structures": _structures(ground, sheet_keys, campaign.ruleset),
@@ -790,6 +791,10 @@ def clean_campaign(c, data, warnings):
         "fires_persist": f(settings, "settings", "fires_persist", c.boolean, default=False),
         "single_open_battle": f(settings, "settings", "single_open_battle", c.boolean, default=True),
     }
+    # A file written before campaigns kept their zones has none: its sessions' maps shade none, as then.
+    # The campaign has no table of its own (each session has one), so a zone is only checked for shape.
+    zones = f(d, "", "deployment_zones", c.array, 20, default=list) or []
+    doc["deployment_zones"] = [clean_zone(c, item("deployment_zones", i), z, None, None) for i, z in enumerate(zones)]
 
     sheets, broken = clean_sheets(c, d, limit=200)
     doc["sheets"] = sheets
@@ -945,7 +950,8 @@ def _write(doc, club, user, warnings):
     rules = doc["rules"]
     campaign = Campaign.objects.create(
         club=club, name=free_name(Campaign.objects.filter(club=club), doc["name"]), description=doc["description"],
-        fires_persist=doc["fires_persist"], single_open_battle=doc["single_open_battle"], **rules,
+        fires_persist=doc["fires_persist"], single_open_battle=doc["single_open_battle"],
+        deployment_zones=doc["deployment_zones"], **rules,
     )
     if doc["created_at"]:
         Campaign.objects.filter(pk=campaign.pk).update(created_at=doc["created_at"])

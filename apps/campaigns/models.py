@@ -124,6 +124,11 @@ class Campaign(RulesOptions):
     single_open_battle = models.BooleanField(
         default=True, help_text="A new session can only start once the previous battle is finished"
     )
+    # Its own copy of the scenario's zones, as of its start, as it has of the ground and forces: every
+    # session's map shades them, and a designer's later change to the scenario moves no running campaign's.
+    deployment_zones = models.JSONField(
+        default=list, blank=True, help_text='[{"side": "A", "x": 0, "y": 0, "width": 72, "depth": 12}]'
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta(RulesOptions.Meta):

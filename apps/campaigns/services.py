@@ -5,6 +5,7 @@ The campaign's own rows are its memory; a battle works on copies (`origin` point
 session can be reopened and the campaign restored to exactly what it was before that battle ended.
 """
 
+import copy
 import json
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -20,6 +21,7 @@ from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Scenario
 from apps.rules import ActionRefused
+from apps.rules.tables import DH_PINS_TO_ROUT
 from apps.structures.models import Floor, Structure
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
@@ -43,7 +45,8 @@ def with_suffix(name, suffix):
 
 
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
-    """A campaign on a scenario's ground and forces (its own copies: the scenario stays as it is), with
+    """A campaign on a scenario's ground, forces and deployment zones (its own copies: the scenario stays as
+    it is, and a later change to it moves nothing in the campaign), with
     its first session set up on the scenario's table. Organisers only. A name the club already uses (in
     any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
     together, and only the club's lock decides between them."""
@@ -56,7 +59,8 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")
         campaign = Campaign.objects.create(
             club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
-            single_open_battle=single_open_battle, **{field: getattr(scenario, field) for field in RULES_FIELDS})
+            single_open_battle=single_open_battle, deployment_zones=copy.deepcopy(scenario.deployment_zones or []),
+            **{field: getattr(scenario, field) for field in RULES_FIELDS})
         copy_battlefield(scenario, campaign=campaign)
         start_session(campaign_id=campaign.pk, user=user, table=(scenario.table_width, scenario.table_depth))
         return campaign
@@ -256,8 +260,14 @@ def _campaign_state(campaign):
     }
 
 
+NEVER_STARTED = ("{name} was never started, so it cannot be finished: it would count as a session played. "
+                 "Start it with “Start battle”, or, while it is the newest session, discard it from the campaign "
+                 "page.")
+
+
 def finish_battle(*, battle_id, user, winner="", result=""):
-    """End a campaign battle and write its end state back to the campaign, in one transaction."""
+    """End a campaign battle and write its end state back to the campaign, in one transaction. A campaign's
+    session that was never started is refused: nothing was played in it to write back or count."""
     with transaction.atomic():
         # The campaign's row before the battle's, as every use case here takes them: the other way
         # round, finishing while another tab chooses a commander or discards the session (campaign,
@@ -269,6 +279,9 @@ def finish_battle(*, battle_id, user, winner="", result=""):
             raise ActionRefused("battle", battle.pk, "This battle is already finished")
         if not permissions.is_organiser(user, battle.club_id):
             raise ActionRefused("battle", battle.pk, "Only an organiser may finish the battle")
+        if campaign is not None and battle.status == BattleStatus.SETUP:
+            # Finished, it would be written back and counted as a session played, with nothing played in it.
+            raise ActionRefused("battle", battle.pk, NEVER_STARTED.format(name=battle.name))
         if winner not in ("", "A", "B", "D"):
             raise ActionRefused("winner", winner, "The winner is side A, side B or a draw")
         created = []
@@ -304,11 +317,20 @@ def _same(model, field, value, recorded):
     return model._meta.get_field(field).to_python(recorded) == value
 
 
+# Counts a session adds to (damage points, breach progress, a crew's losses, pins, penetrating hits and
+# the men who walked out): where several sessions are open at once, each adds what it did to the count as
+# the campaign has it now, so 3 damage at one table and 2 at the other leave 5, not the last finisher's 2.
+COUNTERS = ("damage_taken", "breach_scored", "crew_men", "crew_pins", "crew_penetrating_hits", "crew_left")
+FIRE = ("fire_size", "fire_started_turn")
+
+
 def _write_back(battle, campaign):
     """The battle's end state onto the campaign's rows. Only what the battle changed from what it was set
     up with: another session open at the same time (the campaign allows it) may have been finished since,
-    and what it did to the barn or the squads must not be put back to how this one found them. A battle
-    whose setting up is not known writes back its whole end state."""
+    and what it did to the barn or the squads must not be put back to how this one found them. Counts
+    merge as differences (`COUNTERS`, a unit's models), flags a session raised stay raised, the larger
+    fire stands (`_merge_structure`). A battle whose setting up is not known writes back its whole end
+    state."""
     setup = _at_setup(battle)
     copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
     grounds = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
@@ -316,9 +338,12 @@ def _write_back(battle, campaign):
     for copy in copies:
         original = grounds[copy.origin_id]
         was = (setup or {}).get("structures", {}).get(str(original.pk))
-        for field in STRUCTURE_WRITE_FIELDS:
-            if was is None or field not in was or not _same(Structure, field, getattr(copy, field), was[field]):
+        if was is None:
+            for field in STRUCTURE_WRITE_FIELDS:
                 setattr(original, field, getattr(copy, field))
+        else:
+            _merge_structure(original, copy, {f: Structure._meta.get_field(f).to_python(v) for f, v in was.items()
+                                              if f in STRUCTURE_WRITE_FIELDS}, campaign)
         changed.append(original)
     Structure.objects.bulk_update(changed, STRUCTURE_WRITE_FIELDS)
 
@@ -331,10 +356,23 @@ def _write_back(battle, campaign):
         if original is None:
             continue
         was = (setup or {}).get("units", {}).get(str(original.pk))
-        # A session set up before `rejoined` was carried recorded none: it found every section out.
-        if was is None or any(not _same(Unit, f, getattr(unit, f), was.get(f, False)) for f in UNIT_CARRIED):
+        if was is None:
             original.models_left, original.destroyed = unit.models_left, unit.destroyed
             original.rejoined = unit.rejoined
+        else:
+            # Losses add up: the men this table lost come off what the campaign has now.
+            if not _same(Unit, "models_left", unit.models_left, was["models_left"]):
+                original.models_left = min(max(0, original.models_left + unit.models_left - was["models_left"]),
+                                           original.models_start)
+            if not _same(Unit, "destroyed", unit.destroyed, was["destroyed"]):
+                original.destroyed = unit.destroyed
+            # A session set up before `rejoined` was carried recorded none: it found every section out.
+            if not _same(Unit, "rejoined", unit.rejoined, was.get("rejoined", False)):
+                original.rejoined = unit.rejoined
+            # Destroyed means no one left, and no one left is destroyed, whichever table's losses did it.
+            if (original.destroyed or original.models_left == 0 < original.models_start) and any(
+                    not _same(Unit, f, getattr(unit, f), was.get(f, False)) for f in UNIT_CARRIED):
+                original.models_left, original.destroyed = 0, True
         floor, x, y = _place(unit, floors, grounds)
         if was is None or (floor.pk if floor else None) != was["floor_id"] or not (
                 _same(Unit, "x", x, was["x"]) and _same(Unit, "y", y, was["y"])):
@@ -380,6 +418,66 @@ def _write_back(battle, campaign):
         arms += [UnitWeapon(unit=row, weapon_id=uw.weapon_id, count=uw.count) for uw in carried.get(unit.pk, [])]
     UnitWeapon.objects.bulk_create(arms)
     return created
+
+
+def _merge_structure(original, copy, was, campaign):
+    """What the session did to a structure (`copy`, set up from `was`) onto the campaign's row as it is
+    now, which another session may have changed since. A field the session left alone stays. A count
+    adds the session's difference. A flag (collapsed, destroyed, impassable, breached, routed) takes the
+    session's value, so one raised at either table stays raised: none is lowered in play. The lost
+    weapons are both tables' together. A fire (size and growth clock) takes the session's, unless another
+    session changed it too: then the larger fire burns, a fire out counting as none; brought down at one
+    table, a structure another set alight is rubble, not burning (a collapse puts a fire out). The rules' limits hold after adding up (`_within_limits`). A field the setting up did not record
+    (a session set up before the app recorded it) is the session's."""
+    if all(f in was and getattr(copy, f) == was[f] for f in STRUCTURE_WRITE_FIELDS):
+        return
+    for field in STRUCTURE_WRITE_FIELDS:
+        mine, before = getattr(copy, field), was.get(field)
+        if field not in was:
+            setattr(original, field, mine)
+        elif field in FIRE or mine == before:
+            continue
+        elif field in COUNTERS:
+            setattr(original, field, getattr(original, field) + mine - before)
+        elif field == "weapons_destroyed":
+            # Lost at either table; one this session no longer counts lost (an undo) it gives back.
+            lost = (set(original.weapons_destroyed) | set(mine)) - (set(before) - set(mine))
+            original.weapons_destroyed = sorted(lost)
+        else:
+            setattr(original, field, mine)
+    fire_was = tuple(was.get(f) for f in FIRE)
+    mine, now = (copy.fire_size, copy.fire_started_turn), (original.fire_size, original.fire_started_turn)
+    if all(f in was for f in FIRE) and "collapsed" in was:
+        if mine != fire_was:
+            if now != fire_was and (now[0] or 0) > (mine[0] or 0):
+                mine = now
+            original.fire_size, original.fire_started_turn = mine
+        # Brought down at one table, set alight (or burning on) at the other: rubble does not burn.
+        collapsed_here, collapsed_there = copy.collapsed and not was["collapsed"], original.collapsed and not (
+            copy.collapsed or was["collapsed"])
+        if (collapsed_here and now != fire_was) or (collapsed_there and mine != fire_was):
+            original.fire_size = original.fire_started_turn = None
+    _within_limits(original, campaign)
+
+
+def _within_limits(s, campaign):
+    """Two tables' counts added up may pass what one table's rules stop at: damage at most the maximum
+    (with LaserGrenadiers' damage points, reaching it leaves the structure untenable: destroyed and
+    impassable, as the attack that reaches it does), breach progress at most what breaches it (and then
+    it is breached), a crew never fewer than no men, pins 0 to 3, and a crew with no one left neither
+    pinned nor routed (as `apps.rules.outcome` keeps it)."""
+    s.damage_taken = min(max(0, s.damage_taken), s.damage_max)
+    if s.damage_max and s.damage_taken == s.damage_max and campaign.ruleset == "lg" and campaign.damage_variant:
+        s.destroyed = s.impassable = True
+    s.breach_scored = max(0, s.breach_scored)
+    if s.breach_needed:
+        s.breach_scored = min(s.breach_scored, s.breach_needed)
+        s.breached = s.breached or s.breach_scored == s.breach_needed
+    s.crew_men, s.crew_left = max(0, s.crew_men), max(0, s.crew_left)
+    s.crew_penetrating_hits = max(0, s.crew_penetrating_hits)
+    s.crew_pins = min(max(0, s.crew_pins), DH_PINS_TO_ROUT)
+    if s.crew_men == 0:
+        s.crew_pins, s.crew_routed = 0, False
 
 
 def _place(unit, floors, grounds):

@@ -11,14 +11,16 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.http import QueryDict
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from apps.armies.models import Unit, UnitWeapon
 from apps.battles import services, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
-from apps.campaigns.models import Club, Membership, Role, Scenario
+from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from apps import rules
 from apps.rules import SequenceState
 from apps.rules.tables import DH_SHEETS
@@ -468,6 +470,55 @@ def test_a_battle_without_a_scenario_or_whose_scenario_has_no_zones_draws_none(c
     html = body(response)
     assert '<g class="map-zone zone-&lt;b&gt;B&lt;/b&gt;">' in html and "Side &lt;b&gt;B&lt;/b&gt; deploys" in html
     assert "<b>B</b>" not in html
+
+
+def test_every_session_of_a_campaign_shades_the_zones_it_was_started_with(client, w):
+    """A campaign started from a scenario: its sessions are set up from the campaign, with no scenario of
+    their own, and their maps shaded no zones at all. Every session now shades the zones the scenario had
+    when the campaign started; the designer moving them later moves nothing in the running campaign."""
+    scenario = Scenario.objects.create(club=w.club, name="Hill 112", table_width=48, table_depth=36, ruleset="ba",
+                                       deployment_zones=ZONES)
+    signed(client, w.organiser)
+    response = client.post(reverse("scenario_campaign", args=[scenario.pk]), {"campaign-name": "Hill campaign"})
+    assert response.status_code == 303
+    one = Battle.objects.get(campaign__name="Hill campaign", session_number=1)
+    services.start(battle_id=one.pk, user=w.organiser)
+    client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"})
+    client.post(reverse("campaign_session_start", args=[one.campaign_id]), {"weather": "clear"})
+    two = Battle.objects.get(campaign=one.campaign, session_number=2)
+    assert two.scenario_id is None
+    Scenario.objects.filter(pk=scenario.pk).update(deployment_zones=[
+        {"side": "A", "x": 0, "y": 0, "width": 12, "depth": 36}])
+    client.post(reverse("campaign_session_start", args=[one.campaign_id]), {"weather": "clear"})
+    for battle in (one, two):
+        response = signed(client, w.alice).get(reverse("battle", args=[battle.pk]))
+        assert [(side, rect) for side, rect, _, _ in map_zones(response)] == [
+            ("map-zone zone-A", {"x": 0, "y": 0, "width": 48, "height": 9}),
+            ("map-zone zone-B", {"x": 0, "y": 27, "width": 48, "height": 9}),
+            ("map-zone zone-B", {"x": 42.5, "y": 9, "width": 5.5, "height": 18}),
+        ], battle.name
+
+
+def test_an_undos_answer_on_a_campaigns_session_draws_its_zones_without_another_query(client, w):
+    """The answer to an undo reads the battle row again: a campaign's session keeps its campaign, whose
+    zones the redrawn map shades, rather than reading it once more."""
+    signed(client, w.alice)
+
+    def undo():
+        client.post(url(w, "battle_resolve"), he_attack(w, dice_0="2", dice_1="1"), **HTMX)
+        seq = LogEntry.objects.filter(battle=w.battle).order_by("-seq").values_list("seq", flat=True).first()
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(url(w, "battle_undo"), {"after": seq, "m": 0, "target": sid(w.house)}, **HTMX)
+        assert response.status_code == 200 and '<div id="map" class="map-panel" hx-swap-oob="true">' in body(response)
+        return len(queries.captured_queries), response
+
+    alone, response = undo()
+    assert map_zones(response) == []
+    campaign = Campaign.objects.create(club=w.club, name="Hill campaign", deployment_zones=ZONES[:2])
+    Battle.objects.filter(pk=w.battle.pk).update(campaign=campaign, session_number=1)
+    in_campaign, response = undo()
+    assert [label for _, _, label, _ in map_zones(response)] == ["Side A deploys", "Side B deploys"]
+    assert in_campaign == alone
 
 
 def test_a_whole_map_redrawn_by_an_attacks_answer_or_the_poll_keeps_the_zones(client, w):

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from apps.armies.models import Army, Unit, Weapon
 from apps.battles.models import Battle, BattleStatus
+from apps.battles import services as battles
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Club, Membership, Role
 from apps.structures.models import Floor, Material, Structure
@@ -192,6 +193,7 @@ def test_the_next_session_says_what_carries_over(client, demo):
     text = text_of(signed(client, demo.organiser).get(campaign_url(demo)), "start-session")
     assert "damage, rubble, losses carry over, units' pins are cleared" in text
     winter = Campaign.objects.get(name="Winter Line")
+    battles.start(battle_id=winter.battles.get().pk, user=demo.olga)
     services.finish_battle(battle_id=winter.battles.get().pk, user=demo.olga, winner="A")
     text = text_of(signed(client, demo.olga).get(reverse("campaign", args=[winter.pk])), "start-session")
     assert "damage, rubble, losses and bunker crews (their pins too) carry over" in text
@@ -230,8 +232,10 @@ def test_experience_is_shown_only_where_the_rules_read_it_and_breach_progress_is
 def test_tally_counts_wins_losses_and_what_was_knocked_down(client, demo):
     finish_first_session(demo)
     two = services.start_session(campaign_id=demo.campaign.pk, user=demo.organiser)
+    battles.start(battle_id=two.pk, user=demo.organiser)
     services.finish_battle(battle_id=two.pk, user=demo.organiser, winner="B")
     three = services.start_session(campaign_id=demo.campaign.pk, user=demo.organiser)
+    battles.start(battle_id=three.pk, user=demo.organiser)
     services.finish_battle(battle_id=three.pk, user=demo.organiser, winner="D")
     services.start_session(campaign_id=demo.campaign.pk, user=demo.organiser)
     Structure.objects.filter(pk=demo.structure("Timber cottage").pk).update(collapsed=True)
@@ -284,6 +288,7 @@ def grow(demo, sessions, structures, units):
     """More of everything the page lists: finished sessions, structures with floors held, units."""
     for _ in range(sessions):
         battle = services.start_session(campaign_id=demo.campaign.pk, user=demo.organiser)
+        battles.start(battle_id=battle.pk, user=demo.organiser)
         services.finish_battle(battle_id=battle.pk, user=demo.organiser, winner="A")
     brick = Material.objects.get(slug="brick", surface="wall")
     army = Army.objects.get(campaign=demo.campaign, side="A")

@@ -14,6 +14,7 @@ from django.urls import reverse
 from apps.armies.models import Unit, Weapon
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.formats import export_scenario
+from apps.battles import services as battles
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.formats import dumps
@@ -1089,6 +1090,7 @@ def test_organisers_start_a_campaign_from_a_scenario_with_its_first_session(clie
 
     page_ = client.get(reverse("campaign", args=[campaign.pk]))
     assert page_.status_code == 200 and "Road to Caen" in body(page_)
+    battles.start(battle_id=one.pk, user=demo.organiser)
     services.finish_battle(battle_id=one.pk, user=demo.organiser, winner="A")
     two = services.start_session(campaign_id=campaign.pk, user=demo.organiser)
     assert (two.session_number, two.table_width, two.table_depth) == (2, 48, 36)

@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from apps.armies.models import Unit
 from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.campaigns import services
 from apps.campaigns.models import Campaign
 from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import (HTMX, campaign_url, demo, demo_data, finish_first_session,  # noqa: F401
@@ -215,6 +216,23 @@ def test_finishing_twice_is_refused(client, demo):
     response = finish(signed(client, demo.organiser), demo.session1, winner="B")
     assert messages_of(response) == ["This battle is already finished"]
     assert state(demo) == before
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_session_never_started_is_not_finished_nor_counted(client, demo, htmx):
+    """Session 2 set up but never started: finishing it had written its untouched copy back and made
+    it the second session played. Now refused, saying why and what to do; nothing changes."""
+    finish_first_session(demo)
+    two = services.start_session(campaign_id=demo.campaign.pk, user=demo.organiser)
+    before = state(demo)
+    signed(client, demo.organiser)
+    page = text_of(client.get(reverse("battle", args=[two.pk])), "finish-battle")
+    assert "has not started, so it cannot be finished" in page
+    response = finish(client, two, htmx=htmx, winner="A", result="Walkover")
+    assert messages_of(response) == [services.NEVER_STARTED.format(name=two.name)]
+    assert state(demo) == before
+    assert Battle.objects.get(pk=two.pk).status == BattleStatus.SETUP
+    assert "1 session played, 1 open." in text_of(client.get(campaign_url(demo)), "tally")
 
 
 # ---------------------------------------------------------------------------------- reopen

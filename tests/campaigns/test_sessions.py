@@ -142,6 +142,7 @@ def test_units_keep_the_places_the_battle_left_them_in(campaign):
     Unit.objects.filter(pk=copies["Rifles"].pk).update(floor=bunker_copy.floors.get())
     Unit.objects.filter(pk=copies["Crew"].pk).update(floor=house_copy.floors.get(level=0))
 
+    battles.start(battle_id=battle.pk, user=campaign["org"])
     services.finish_battle(battle_id=battle.pk, user=campaign["org"], winner="A")
     after = {u.name: u for u in Unit.objects.filter(army__campaign=c)}
     assert (after["Squad"].floor_id, after["Squad"].x, after["Squad"].y) == (None, Decimal("12.5"), Decimal("30"))
@@ -315,3 +316,69 @@ def test_a_crew_section_born_in_a_battle_keeps_the_floor_it_moved_into(campaign)
     assert (joined.floor, joined.x, joined.y) == (campaign["house"].floors.get(level=0), None, None)
     two = services.start_session(campaign_id=c.pk, user=campaign["org"])
     assert Unit.objects.get(army__battle=two, name="Loghouse crew 1").floor.structure == battle_copy(two, campaign["house"])
+
+
+def test_two_open_sessions_add_up_a_crews_losses_pins_and_hits(campaign):
+    """A Disposable Heroes bunker fought over at two tables at once. Table 1: two of its nine men fall, a
+    pin, a penetrating hit, its first weapon lost. Table 2: one man, two pins, two hits, its second weapon.
+    The campaign keeps both: six men, three pins (the most a crew carries), three hits, both weapons lost;
+    the last to finish no longer puts back its own counts alone. Flags raised at either table stay raised,
+    and the house one table set alight and the other brought down is rubble, the fire out with it."""
+    c, org = campaign["campaign"], campaign["org"]
+    Campaign.objects.filter(pk=c.pk).update(ruleset="dh", single_open_battle=False)
+    Structure.objects.filter(pk=campaign["bunker"].pk).update(crew_side="B", crew_men=9, crew_start=9)
+    one = services.start_session(campaign_id=c.pk, user=org)
+    two = services.start_session(campaign_id=c.pk, user=org)
+    for battle in (one, two):
+        battles.start(battle_id=battle.pk, user=org)
+    bunker, house = campaign["bunker"], campaign["house"]
+    Structure.objects.filter(battle=one, origin=bunker).update(
+        crew_men=7, crew_pins=1, crew_penetrating_hits=1, weapons_destroyed=[0])
+    Structure.objects.filter(battle=two, origin=bunker).update(
+        crew_men=8, crew_pins=2, crew_penetrating_hits=2, weapons_destroyed=[1])
+    Structure.objects.filter(battle=one, origin=house).update(fire_size=Decimal("6"), fire_started_turn=2)
+    Structure.objects.filter(battle=two, origin=house).update(collapsed=True, destroyed=True, damage_taken=5)
+
+    services.finish_battle(battle_id=one.pk, user=org, winner="A")
+    after_one = rows_of(c)
+    services.finish_battle(battle_id=two.pk, user=org, winner="B")
+    bunker.refresh_from_db()
+    assert (bunker.crew_men, bunker.crew_pins, bunker.crew_penetrating_hits, bunker.weapons_destroyed) == (
+        6, 3, 3, [0, 1])
+    house.refresh_from_db()
+    assert (house.collapsed, house.destroyed, house.damage_taken, house.fire_size) == (True, True, 5, None)
+    after_both = rows_of(c)
+
+    # Reopened, session 2 gives back exactly what table 1 left; finished again, it adds up again.
+    services.reopen_last(campaign_id=c.pk, user=org)
+    assert rows_of(c) == after_one
+    services.finish_battle(battle_id=two.pk, user=org, winner="B")
+    assert rows_of(c) == after_both
+
+
+def rows_of(c):
+    return (list(Structure.objects.filter(campaign=c).order_by("pk").values()),
+            list(Unit.objects.filter(army__campaign=c).order_by("pk").values()))
+
+
+def test_a_fire_lit_at_both_tables_keeps_the_larger_and_two_tables_losses_wipe_a_squad_out(campaign):
+    """The house set alight at both tables (6 and 4 square inches): the larger burns on, whichever table
+    finishes last. The squad loses six of its ten men at one table and five at the other: none is left, so
+    it is destroyed, as it would be had one table killed them all."""
+    c, org = campaign["campaign"], campaign["org"]
+    Campaign.objects.filter(pk=c.pk).update(single_open_battle=False, fires_persist=True)
+    one = services.start_session(campaign_id=c.pk, user=org)
+    two = services.start_session(campaign_id=c.pk, user=org)
+    for battle in (one, two):
+        battles.start(battle_id=battle.pk, user=org)
+    house = campaign["house"]
+    Structure.objects.filter(battle=one, origin=house).update(fire_size=Decimal("6"), fire_started_turn=2)
+    Structure.objects.filter(battle=two, origin=house).update(fire_size=Decimal("4"), fire_started_turn=3)
+    Unit.objects.filter(army__battle=one, name="Squad").update(models_left=4)
+    Unit.objects.filter(army__battle=two, name="Squad").update(models_left=5)
+    services.finish_battle(battle_id=one.pk, user=org, winner="A")
+    services.finish_battle(battle_id=two.pk, user=org, winner="B")
+    house.refresh_from_db()
+    assert (house.fire_size, house.fire_started_turn) == (Decimal("6"), 2)
+    squad = Unit.objects.get(army__campaign=c, name="Squad")
+    assert (squad.models_left, squad.destroyed, squad.floor) == (0, True, None)

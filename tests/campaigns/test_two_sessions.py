@@ -243,3 +243,42 @@ def test_a_squad_wiped_out_at_one_table_and_moved_at_the_other_holds_no_floor(cl
         True, 0, None, townhouse.x, townhouse.y)
     assert not townhouse.collapsed
     assert not townhouse.floors.filter(occupant__isnull=False, level=1).exists()
+
+
+def test_two_tables_damage_and_losses_add_up(client, demo):
+    """Two tables at once: at table 1 the church tower takes 3 damage and Grenadier Squad 2 loses three
+    men to shells on the townhouse; at table 2 the tower takes 2 and the squad loses three more. The last
+    finisher's values had won: the tower at 2, the squad at 7. Both tables' count now: 5, and 4 men.
+    Reopening the last session puts back exactly what table 1 left, and finishing it again adds up again."""
+    one = demo.session1
+    client.force_login(demo.organiser)
+    client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {})
+    client.post(reverse("campaign_session_start", args=[demo.campaign.pk]), {"weather": "clear"})
+    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
+    client.post(reverse("battle_turn", args=[two.pk]), {"action": "start"})
+    tower = demo.structure(TOWER).damage_taken
+    squad = demo.unit("B", "Grenadier Squad 2").models_left
+    # Bolt Action counts no damage points: the umpire's tally is written to each battle's row.
+    Structure.objects.filter(battle=one, name=TOWER).update(damage_taken=tower + 3)
+    shell_the_townhouse(client, one, demo.alice, demo.ids(one))
+    Structure.objects.filter(battle=two, name=TOWER).update(damage_taken=tower + 2)
+    shell_the_townhouse(client, two, demo.alice, demo.ids(two))
+    assert demo.unit("B", "Grenadier Squad 2", two).models_left == squad - 3
+
+    client.force_login(demo.organiser)
+    assert client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"}).status_code == 303
+    after_one = campaign_rows(demo)
+    assert demo.structure(TOWER).damage_taken == tower + 3
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    assert demo.structure(TOWER).damage_taken == tower + 5
+    assert demo.unit("B", "Grenadier Squad 2").models_left == squad - 6
+    tally = {row[0][:6]: row[1:] for row in table_rows(client.get(reverse("campaign", args=[demo.campaign.pk])),
+                                                       "tally-sides")}
+    assert tally["Side B"][1] == "9 of 36"  # Grenadier Squad 1's three men in the demo, and these six
+    after_both = campaign_rows(demo)
+
+    assert client.post(reverse("campaign_session_reopen", args=[demo.campaign.pk]),
+                       {"confirm": "on"}).status_code == 303
+    assert campaign_rows(demo) == after_one
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    assert campaign_rows(demo) == after_both

@@ -301,7 +301,7 @@ class Command(BaseCommand):
         build_army(scenario, "B", "Grenadier company", bob, GERMANS)
 
         campaign = Campaign.objects.create(
-            club=club, name="Operation Crossroads", **rules,
+            club=club, name="Operation Crossroads", deployment_zones=scenario.deployment_zones, **rules,
             description="Three sessions to take the village. The ground and both companies carry their "
                         "damage, fires and losses from one session to the next.",
         )
@@ -332,7 +332,8 @@ class Command(BaseCommand):
         build_ground(scenario, FARM, [])
         build_army(scenario, "A", "Guards rifle platoon", olga, OLGA_SOVIETS)
         build_army(scenario, "B", "Panzergrenadier platoon", None, OLGA_GERMANS)
-        campaign = Campaign.objects.create(club=club, name="Winter Line", description="A small DH campaign.", **rules)
+        campaign = Campaign.objects.create(club=club, name="Winter Line", description="A small DH campaign.",
+                                           deployment_zones=scenario.deployment_zones, **rules)
         copy_battlefield(scenario, campaign=campaign)
         battle = Battle.objects.create(
             club=club, campaign=campaign, scenario=scenario, name="Farm by the ford — session 1",

@@ -264,6 +264,22 @@ def test_chance_to_hit_pieces_inside_after_penetrating(weapon, troops, face, hit
     assert ("hits" in types(out)) is hit
 
 
+def test_exploratory_fire_at_an_area_nobody_is_in_still_resolves_against_the_structure():
+    """Seed 000: exploratory fire is made "with no idea if enemy pieces are present"; one roll per piece
+    actually in the designated area (A-LG-4), so none when the area is empty. It was refused ("name the
+    pieces the attack is aimed at inside"), a dead end on a structure with nobody in it."""
+    state = lg([building("house", 1, wall_material="stucco", damage_max=24)], [], fires=False, damage_variant=2)
+    out = resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "yes",
+                                                 "penetrated": 1, "troops": "exploratory"}, ScriptedDice([]))
+    assert types(out) == ["damage"] and not out.dice
+    assert out.summary.endswith("exploratory fire: no piece in the target area")
+    # A known location is a piece the attacker knows is there: it must still be named.
+    with pytest.raises(InputError) as error:
+        resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "yes",
+                                               "penetrated": 1, "troops": "known"}, ScriptedDice([]))
+    assert error.value.field == "targets" and "known location" in error.value.message
+
+
 def test_effect_area_weapons_hit_everyone_in_the_projected_half():
     state = lg([building("house", 1, wall_material="stucco")],
                [unit("t1", structure="house", floor=0, models=1), unit("t2", structure="house", floor=0, models=1)],

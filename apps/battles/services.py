@@ -93,6 +93,8 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if unit.incapacitated and action != "lg_morale":
             raise InputError("attacker", attacker, rules.INCAPACITATED.format(unit.label))
         side = unit.side
+        if snapshot.battle.ruleset == "lg" and action in ATTACKS:
+            _lg_fires_from_where_it_stands(state, unit, action)
         target = state.structures.get(str(inputs.get("structure", "")))
         if action in DH_ATTACKS and target is not None and target.crew is not None and target.crew.side == side:
             raise InputError("structure", target.id, f"{target.label}'s crew is side {side}'s, as {unit.label} is: "
@@ -132,6 +134,25 @@ def prepare(snapshot, user, action, inputs, attacker=None):
     if side is None and len(mine) == 1:
         side = next(iter(mine))  # the log says whose action it was, even with no unit named
     return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
+
+
+def _lg_fires_from_where_it_stands(state, unit, action):
+    """Where a LaserGrenadiers piece stands may forbid its attack (seed 000), before it uses its initiative:
+    a structure made untenable must be left on the piece's next activation (A-LG-3), and a bunker "lack[s]
+    firing slits and embrasures" (LG-2): nobody inside fires out, unless its designer gave it slits."""
+    inside = state.structures.get(unit.structure)
+    if inside is None:
+        return
+    if inside.collapsed or inside.destroyed:
+        ruin = "rubble" if inside.collapsed else "destroyed"
+        raise InputError("attacker", unit.id, f"{unit.label} is in {inside.label}, which is {ruin}: nobody may "
+                                              "occupy it, so it must leave on this activation (A-LG-3). Move it "
+                                              "out first")
+    if action == "lg_attack_structure" and inside.kind == "bunker" and unit.floor is not None \
+            and not any(inside.floor(unit.floor).slits.values()):
+        raise InputError("attacker", unit.id, f"{unit.label} is in {inside.label}, a bunker: it has no firing slits "
+                                              "or embrasures, so pieces inside cannot fire out (seed 000). Move it "
+                                              "out first")
 
 
 def _finite_numbers(spec, inputs):

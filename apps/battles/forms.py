@@ -324,9 +324,11 @@ class ActionForm(forms.Form):
     def _count_choices(self):
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         choices = [("0", "No"), ("1", "Yes")]
-        if weapon is not None and weapon.rof_code == "R" and weapon.barrels >= 3:
+        if weapon is not None and weapon.rof_code == "R" and weapon.barrels >= 3 and rotary_hits(weapon.barrels) > 1:
             # A rotary weapon scores its table's hits (LG-68), not one per barrel: no more can penetrate.
-            choices += [(str(n), f"{n} hits") for n in range(2, rotary_hits(weapon.barrels) + 1)]
+            # Counted, one is "1 hit": beside "3 hits" a "Yes" reads as "all of them".
+            choices = [("0", "No"), ("1", "1 hit")] + [(str(n), f"{n} hits")
+                                                       for n in range(2, rotary_hits(weapon.barrels) + 1)]
         return choices
 
     def _units(self, name):

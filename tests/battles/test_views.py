@@ -1539,6 +1539,9 @@ def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(clie
     offered = [i.attrs["value"] for i in form.find("attack-form").find_all("input")
                if i.attrs.get("name") == "penetrated"]
     assert offered == ["0", "1", "2", "3"]
+    # Counted, one is "1 hit": beside "2 hits" and "3 hits" a "Yes" read as "all of them penetrated".
+    labels = [label.text().strip() for label in form.find("id_penetrated").find_all("label")]
+    assert labels == ["No", "1 hit", "2 hits", "3 hits"]
 
 
 def test_a_player_cannot_undo_an_initiative_roll_to_roll_it_again(client, lg):

@@ -97,6 +97,7 @@ def resolve_lg_initiative(state, inp, dice):
     Field("fireteam", "bool", "Whole fireteam?", default=False, help="Fireteam initiative (optional rule)"),
     source=f"{SOURCE} 'Using the initiative', 'Marking moved pieces', 'Fireteam Initiative' (LG-36..38, "
            "LG-45, LG-48, A-LG-22)",
+    rolls=False,  # marks who acts: nothing to roll, no odds
 )
 def resolve_lg_activate(state, inp, dice):
     seq, u = state.sequence, inp["unit"]
@@ -142,6 +143,7 @@ def resolve_lg_activate(state, inp, dice):
     "lg_pass", "lg", "Pass the initiative",
     source=f"{SOURCE} 'Determining initiative' d, 'The Tactics of Passing', end of turn (LG-34, LG-35, LG-39, "
            "A-LG-7, A-LG-21)",
+    rolls=False,  # hands the initiative over: nothing to roll, no odds
 )
 def resolve_lg_pass(state, inp, dice):
     seq = state.sequence

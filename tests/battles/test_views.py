@@ -1577,6 +1577,26 @@ def test_no_pass_while_morale_checks_are_owed(client, lg):
     assert not LogEntry.objects.filter(battle=lg.battle).exists()
 
 
+def test_a_morale_check_owed_by_a_piece_that_cannot_be_activated_says_how_to_record_it(client, lg):
+    """The check is made when the piece is activated (LG-36), but a piece that has had its initiative, or
+    that a blast incapacitated, cannot be: its side could neither pass nor end the turn, and the button
+    only said "must check morale first", with the piece missing from "Piece to activate"."""
+    Unit.objects.filter(pk=lg.a2.pk).update(incapacitated=True)
+    seq = SequenceState(initiative="A", rolled=True, activated=(uid(lg.a1),),
+                        pending_morale=(uid(lg.a1), uid(lg.a2)))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())
+    signed(client, lg.alice)
+    reason = page(client.get(url(lg, "battle"))).find("why-lg_pass").text()
+    assert reason == ("Side A may not pass: Alpha one, Alpha two must check morale first. Alpha one has had its "
+                      "initiative and Alpha two was incapacitated by a blast: record their checks with "
+                      "“Mark a morale check owed or made” (Owes a morale check? No)")
+    # One that may still be activated makes its check then: nothing more to say.
+    seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())
+    reason = page(client.get(url(lg, "battle"))).find("why-lg_pass").text()
+    assert reason == "Side A may not pass: Alpha one must check morale first"
+
+
 def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):
     """LG-39: the turn ends when every piece has moved or fired, or after both sides pass twice in a row.
     "End turn" was open to either player at any moment: alice ended turn 1 before bob had moved a piece."""

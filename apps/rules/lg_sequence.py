@@ -115,8 +115,10 @@ def resolve_lg_activate(state, inp, dice):
             refuse("fireteam", True, "fireteam initiative is not in use in this battle")
         if not u.fireteam:
             refuse("fireteam", True, f"{u.label} is not in a fireteam")
+        # A member a blast incapacitated may not move or fire this turn (LG-63): it sits the team's turn out.
         team = sorted((x for x in state.units.values() if x.side == u.side and x.fireteam == u.fireteam
-                       and not x.destroyed and x.id not in seq.activated), key=lambda x: x.id)
+                       and not x.destroyed and not x.incapacitated and x.id not in seq.activated),
+                      key=lambda x: x.id)
     effects = []
     for x in team:
         # The piece's owed morale check is made as part of its activation (LG-36).

@@ -136,6 +136,16 @@ def test_fireteam_initiative_marks_the_whole_team():
         play(play(game(), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1", "fireteam": "yes"})
 
 
+def test_a_fireteam_activation_leaves_out_a_member_a_blast_incapacitated():
+    """LG-63: an incapacitated piece "may not move or fire" this turn, so it takes no part in its team's
+    initiative. It was marked as activating with the team and named in "Side A activates a1, a2"."""
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
+    state = state.replace(units={**state.units, "a2": state.units["a2"].replace(incapacitated=True)})
+    state, out = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert [e.target for e in out.effects if e.type == "activated"] == ["a1"]
+    assert out.summary.startswith("Side A activates a1;")
+
+
 def test_no_pass_while_morale_is_owed():
     state, _ = play(game(), "lg_initiative", dice=[1, 2])
     state, _ = play(state, "lg_morale", {"unit": "a3"})

@@ -1597,6 +1597,20 @@ def test_a_morale_check_owed_by_a_piece_that_cannot_be_activated_says_how_to_rec
     assert reason == "Side A may not pass: Alpha one must check morale first"
 
 
+def test_an_uncontrolled_event_says_whose_forces_it_affects_and_for_how_long(client, lg):
+    """The turn panel read "Friendly artillery support: side A, benefits side A, until turn 5": the first
+    side was whose forces the event affects (seed 002, 2c), which it did not say."""
+    from apps.rules.state import EventRecord
+    events = (EventRecord(1, "Friendly artillery support", "A", "A", 4, 5),
+              EventRecord(7, "Enemy sniper", "B", "A", 4, 4))
+    seq = SequenceState(initiative="A", rolled=True, events=events)
+    Battle.objects.filter(pk=lg.battle.pk).update(turn=4, upkeep_turn=4, sequence=seq.to_dict())
+    signed(client, lg.alice)
+    turns = text_of(client.get(url(lg, "battle")), "turns")
+    assert "Friendly artillery support: affects side A's forces, benefits side A; this turn and turn 5" in turns
+    assert "Enemy sniper: affects side B's forces, benefits side A; this turn" in turns
+
+
 def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):
     """LG-39: the turn ends when every piece has moved or fired, or after both sides pass twice in a row.
     "End turn" was open to either player at any moment: alice ended turn 1 before bob had moved a piece."""

@@ -182,7 +182,8 @@ def resolve_lg_attack_structure(state, inp, dice):
                 effects.append(Effect("hits", u.id, 1, ref=w.key, note="inside the effect area"))
             words.append(f"hits {', '.join(u.label for u in targets)}")
         else:
-            pct = tables.CHANCE_INSIDE[troops][w.rof_code or "S"]
+            # In pulse mode a beam weapon fires pulses (seed 004), so it has a pulse weapon's chance.
+            pct = tables.CHANCE_INSIDE[troops]["P" if pulse else w.rof_code or "S"]
             for u in targets:
                 if dice.percent(pct, f"{troops.capitalize()} fire at {u.label} ({pct}%)"):
                     effects.append(Effect("hits", u.id, 1, ref=w.key, note=f"{troops} {pct}%"))

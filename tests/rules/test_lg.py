@@ -389,6 +389,24 @@ def test_variable_fire_pulse_mode_reduces_the_attack():
     assert err.value.field == "mode"
 
 
+@pytest.mark.parametrize("troops, mode, face, hit", [
+    ("known", "beam", 3, True), ("known", "beam", 4, False),  # beam 30%
+    ("known", "pulse", 4, True), ("known", "pulse", 5, False),  # fired as pulses: 40%
+    ("exploratory", "beam", 1, True), ("exploratory", "beam", 2, False),  # 10%
+    ("exploratory", "pulse", 2, True), ("exploratory", "pulse", 3, False),  # 20%
+])
+def test_a_beam_weapon_fired_in_pulse_mode_has_a_pulse_weapons_chance_inside(troops, mode, face, hit):
+    """Seed 004: in pulse mode a beam weapon fires pulses and takes "the +1 for pulse mode" in hit/miss;
+    seed 000 gives "automatic and pulse weapons" 40% (known) and 20% (exploratory) inside. A particle beam
+    in pulse mode paid the lower attack factor yet kept the beam's 30% and 10%."""
+    state = lg([building("house", 1, wall_material="stucco")], [unit("t1", structure="house", floor=0, models=1)],
+               fires=False)
+    out = resolve("lg_attack_structure", state, {"weapon": "particle_beam", "structure": "house", "hit": "yes",
+                                                 "penetrated": 1, "mode": mode, "troops": troops, "targets": "t1"},
+                  ScriptedDice([face]))
+    assert ("hits" in types(out)) is hit
+
+
 def test_convergence_beams_hit_the_troops_through_the_walls():
     state = lg([building("house", 1, damage_max=24)], [unit("t1", structure="house", floor=0, models=1)],
                damage_variant=3)

@@ -1611,6 +1611,16 @@ def test_an_uncontrolled_event_says_whose_forces_it_affects_and_for_how_long(cli
     assert "Enemy sniper: affects side B's forces, benefits side A; this turn" in turns
 
 
+def test_the_move_form_says_a_laser_grenadiers_piece_is_activated_first(client, lg):
+    """A move records where a piece went and uses no action; in LaserGrenadiers a piece that only moves
+    still takes its side's initiative (seed 002, 2a–e), with "Activate (move only)". A player who recorded
+    a move was left holding the initiative, with the piece still free to fire later in the turn."""
+    signed(client, lg.alice)
+    form = text_of(client.get(url(lg, "battle_form"), {"action": "move"}, **HTMX), "attack-form")
+    assert ("LaserGrenadiers: a piece that only moves takes its initiative with “Activate (move only)”, "
+            "then its move is recorded here") in form
+
+
 def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):
     """LG-39: the turn ends when every piece has moved or fired, or after both sides pass twice in a row.
     "End turn" was open to either player at any moment: alice ended turn 1 before bob had moved a piece."""

@@ -272,11 +272,27 @@ def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None,
         if action in TURN_ACTIONS:
             raise ActionRefused("action", action, "turns are moved on with the turn buttons, not the attack form")
         outcome = rules.resolve(action, prepared.state, prepared.inputs, _dice(dice_values, seed))
-        combined = Outcome(action, prepared.pre_effects + outcome.effects, outcome.dice, outcome.summary)
+        combined = Outcome(action, prepared.pre_effects + outcome.effects, outcome.dice,
+                           _with_activation(prepared, outcome.summary))
         logged_inputs = {**prepared.inputs, **({"attacker": prepared.attacker} if prepared.attacker else {}),
                          "dice": "player" if dice_values is not None else "server"}
         return _commit(snapshot, combined, user=user, side=prepared.side, inputs=logged_inputs,
                        client_token=client_token)
+
+
+def _with_activation(prepared, summary):
+    """A LaserGrenadiers attack is its piece's activation (prepare): the log names the piece that fired —
+    the one the other side may try to detect — and, as an "Activate" entry does, an owed morale check it
+    made and who holds the initiative now."""
+    activated = [e for e in prepared.pre_effects if e.type == "activated"]
+    if not activated or prepared.action not in ATTACKS or prepared.state.options.ruleset != "lg":
+        return summary
+    unit = prepared.state.units[activated[0].target]
+    words = [f"{unit.label}: {summary}"]
+    if any(e.type == "morale_checked" for e in prepared.pre_effects):
+        words.append("owed morale check made")
+    words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
+    return "; ".join(words)
 
 
 def turn_action(*, battle_id, user, action, dice_values=None, client_token=None, seed=None, turn=None):

@@ -415,3 +415,16 @@ def test_lg_pieces_in_ruins_must_leave_before_they_fire(lg_garrison):
     Unit.objects.filter(pk=w.gunner.pk).update(floor=None, x=5, y=5)
     fire_at_house(w, w.gunner)
     assert LogEntry.objects.filter(battle=w.battle, action="lg_attack_structure").count() == 1
+
+
+def test_an_lg_attack_is_logged_with_the_piece_that_fired_and_who_holds_the_initiative_next(lg_garrison):
+    """Every phone reads the log: "laser-rifle missed House" said neither which piece fired (the one the
+    other side may now try to detect, seed 000) nor that its initiative was used and passed on. A check it
+    owed is made with the activation (LG-36), and the log says so as an "Activate" does."""
+    w = lg_garrison
+    w.unit("A", "Trooper", models=1)
+    Battle.objects.filter(pk=w.battle.pk).update(sequence={"initiative": "B", "rolled": True,
+                                                           "pending_morale": [f"u{w.gunner.pk}"]})
+    entry = fire_at_house(w, w.gunner)
+    assert entry.summary == ("Gunner: laser-rifle missed House; owed morale check made; side A has the "
+                             "initiative")

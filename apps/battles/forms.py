@@ -368,6 +368,12 @@ class ActionForm(forms.Form):
                     current = ""
                 continue
             action = self.data.get("action")
+            stuck = services.lg_cannot_fire_from(self.state, u, action) if self.battle.ruleset == "lg" else None
+            if stuck:
+                # Refused by services where it stands (in a bunker, in ruins): kept only once chosen, saying why.
+                if u.id == current:
+                    choices.append(unit_choice(self.state, u, stuck[0]))
+                continue
             done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)
             # A morale check is not moving or firing: an incapacitated piece still makes its own.
             stunned = action not in services.FOLLOW_UPS and u.incapacitated and action != "lg_morale"

@@ -93,8 +93,9 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if unit.incapacitated and action != "lg_morale":
             raise InputError("attacker", attacker, rules.INCAPACITATED.format(unit.label))
         side = unit.side
-        if snapshot.battle.ruleset == "lg" and action in ATTACKS:
-            _lg_fires_from_where_it_stands(state, unit, action)
+        stuck = lg_cannot_fire_from(state, unit, action) if snapshot.battle.ruleset == "lg" else None
+        if stuck:
+            raise InputError("attacker", unit.id, stuck[1])
         target = state.structures.get(str(inputs.get("structure", "")))
         if action in DH_ATTACKS and target is not None and target.crew is not None and target.crew.side == side:
             raise InputError("structure", target.id, f"{target.label}'s crew is side {side}'s, as {unit.label} is: "
@@ -136,23 +137,25 @@ def prepare(snapshot, user, action, inputs, attacker=None):
     return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
 
 
-def _lg_fires_from_where_it_stands(state, unit, action):
-    """Where a LaserGrenadiers piece stands may forbid its attack (seed 000), before it uses its initiative:
-    a structure made untenable must be left on the piece's next activation (A-LG-3), and a bunker "lack[s]
-    firing slits and embrasures" (LG-2): nobody inside fires out, unless its designer gave it slits."""
+def lg_cannot_fire_from(state, unit, action):
+    """Why where a LaserGrenadiers piece stands forbids its attack (seed 000), as (a note for the attacker
+    list, the refusal), or None: a structure made untenable must be left on the piece's next activation
+    (A-LG-3), and a bunker "lack[s] firing slits and embrasures" (LG-2): nobody inside fires out, unless its
+    designer gave it slits."""
     inside = state.structures.get(unit.structure)
-    if inside is None:
-        return
+    if inside is None or action not in ATTACKS:
+        return None
     if inside.collapsed or inside.destroyed:
         ruin = "rubble" if inside.collapsed else "destroyed"
-        raise InputError("attacker", unit.id, f"{unit.label} is in {inside.label}, which is {ruin}: nobody may "
-                                              "occupy it, so it must leave on this activation (A-LG-3). Move it "
-                                              "out first")
+        return ("in ruins: must leave first",
+                f"{unit.label} is in {inside.label}, which is {ruin}: nobody may occupy it, so it must leave on "
+                "this activation (A-LG-3). Move it out first")
     if action == "lg_attack_structure" and inside.kind == "bunker" and unit.floor is not None \
             and not any(inside.floor(unit.floor).slits.values()):
-        raise InputError("attacker", unit.id, f"{unit.label} is in {inside.label}, a bunker: it has no firing slits "
-                                              "or embrasures, so pieces inside cannot fire out (seed 000). Move it "
-                                              "out first")
+        return ("in a bunker: no firing slits",
+                f"{unit.label} is in {inside.label}, a bunker: it has no firing slits or embrasures, so pieces "
+                "inside cannot fire out (seed 000). Move it out first")
+    return None
 
 
 def _finite_numbers(spec, inputs):

@@ -1621,6 +1621,30 @@ def test_the_move_form_says_a_laser_grenadiers_piece_is_activated_first(client, 
             "then its move is recorded here") in form
 
 
+def test_the_lg_attack_form_offers_no_attacker_that_cannot_fire_from_where_it_stands(client, lg):
+    """A piece in a bunker (no firing slits, seed 000) or in ruins (A-LG-3) is refused as the attacker:
+    the list offered them anyway, to be refused on Resolve. Chosen before, it stays, saying why."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    rifle = factories.weapon("lg", "rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    concrete = ("concrete_reinforced", 9, "concrete")
+    bunker = lg.structure("Bunker", kind="bunker", floors=1, wall=concrete)
+    ruin = lg.structure("Ruin", floors=1, collapsed=True, destroyed=True)
+    sentry = lg.unit("A", "Sentry", floor=bunker.floors.get(), weapons=[rifle], models=1)
+    squatter = lg.unit("A", "Squatter", floor=ruin.floors.get(), weapons=[rifle], models=1)
+    free = lg.unit("A", "Rifleman", weapons=[rifle], models=1)
+    signed(client, lg.alice)
+
+    def offered(**chosen):
+        form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure", **chosen}, **HTMX))
+        return [o.text() for o in form.find("id_attacker").find_all("option") if o.attrs.get("value")]
+
+    assert [o.split(" (")[0] for o in offered()] == ["Rifleman"]
+    assert offered(attacker=uid(sentry))[-1].endswith("— in a bunker: no firing slits")
+    assert offered(attacker=uid(squatter))[-1].endswith("— in ruins: must leave first")
+    assert uid(free)
+
+
 def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):
     """LG-39: the turn ends when every piece has moved or fired, or after both sides pass twice in a row.
     "End turn" was open to either player at any moment: alice ended turn 1 before bob had moved a piece."""

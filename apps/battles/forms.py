@@ -214,9 +214,13 @@ class ActionForm(forms.Form):
         if self.spec is None:
             return
         if self.acting_field == "attacker":
+            self.left_out = []
+            choices = self._my_units("attacker")
+            help_text = ATTACKER_HELP.get(self.data.get("action"), "")
+            if self.left_out:
+                help_text = f"Not offered: {', '.join(self.left_out)}"
             self.fields["attacker"] = forms.CharField(
-                label="Attacking unit", required=False, widget=forms.Select(choices=self._my_units("attacker")),
-                help_text=ATTACKER_HELP.get(self.data.get("action"), ""),
+                label="Attacking unit", required=False, widget=forms.Select(choices=choices), help_text=help_text,
             )
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         for f in self.spec.fields:
@@ -370,9 +374,12 @@ class ActionForm(forms.Form):
             action = self.data.get("action")
             stuck = services.lg_cannot_fire_from(self.state, u, action) if self.battle.ruleset == "lg" else None
             if stuck:
-                # Refused by services where it stands (in a bunker, in ruins): kept only once chosen, saying why.
+                # Refused by services where it stands (in a bunker, in ruins): kept only once chosen, saying why;
+                # left out, the field's help names it, or an empty list would leave the player guessing.
                 if u.id == current:
                     choices.append(unit_choice(self.state, u, stuck[0]))
+                elif not (tracked and (u.acted or u.id in seq.activated)) and not u.incapacitated:
+                    self.__dict__.setdefault("left_out", []).append(f"{u.label} ({stuck[0]})")
                 continue
             done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)
             # A morale check is not moving or firing: an incapacitated piece still makes its own.

@@ -1621,6 +1621,10 @@ def test_the_move_form_says_a_laser_grenadiers_piece_is_activated_first(client, 
             "then its move is recorded here") in form
 
 
+def text_of_field(form):
+    return form.find("id_attacker_helptext").text().strip()
+
+
 def test_the_lg_attack_form_offers_no_attacker_that_cannot_fire_from_where_it_stands(client, lg):
     """A piece in a bunker (no firing slits, seed 000) or in ruins (A-LG-3) is refused as the attacker:
     the list offered them anyway, to be refused on Resolve. Chosen before, it stays, saying why."""
@@ -1640,6 +1644,10 @@ def test_the_lg_attack_form_offers_no_attacker_that_cannot_fire_from_where_it_st
         return [o.text() for o in form.find("id_attacker").find_all("option") if o.attrs.get("value")]
 
     assert [o.split(" (")[0] for o in offered()] == ["Rifleman"]
+    # Left out, they are named: with no other piece the list would be empty, with nothing to say why.
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure"}, **HTMX))
+    assert text_of_field(form) == ("Not offered: Sentry (in a bunker: no firing slits), Squatter (in ruins: must "
+                                   "leave first)")
     assert offered(attacker=uid(sentry))[-1].endswith("— in a bunker: no firing slits")
     assert offered(attacker=uid(squatter))[-1].endswith("— in ruins: must leave first")
     assert uid(free)

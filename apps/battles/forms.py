@@ -214,9 +214,13 @@ class ActionForm(forms.Form):
         if self.spec is None:
             return
         if self.acting_field == "attacker":
+            self.left_out = []
+            choices = self._my_units("attacker")
+            help_text = ATTACKER_HELP.get(self.data.get("action"), "")
+            if self.left_out:
+                help_text = f"Not offered: {', '.join(self.left_out)}"
             self.fields["attacker"] = forms.CharField(
-                label="Attacking unit", required=False, widget=forms.Select(choices=self._my_units("attacker")),
-                help_text=ATTACKER_HELP.get(self.data.get("action"), ""),
+                label="Attacking unit", required=False, widget=forms.Select(choices=choices), help_text=help_text,
             )
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         for f in self.spec.fields:
@@ -325,9 +329,11 @@ class ActionForm(forms.Form):
     def _count_choices(self):
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         choices = [("0", "No"), ("1", "Yes")]
-        if weapon is not None and weapon.rof_code == "R" and weapon.barrels >= 3:
+        if weapon is not None and weapon.rof_code == "R" and weapon.barrels >= 3 and rotary_hits(weapon.barrels) > 1:
             # A rotary weapon scores its table's hits (LG-68), not one per barrel: no more can penetrate.
-            choices += [(str(n), f"{n} hits") for n in range(2, rotary_hits(weapon.barrels) + 1)]
+            # Counted, one is "1 hit": beside "3 hits" a "Yes" reads as "all of them".
+            choices = [("0", "No"), ("1", "1 hit")] + [(str(n), f"{n} hits")
+                                                       for n in range(2, rotary_hits(weapon.barrels) + 1)]
         return choices
 
     def _units(self, name):
@@ -367,6 +373,15 @@ class ActionForm(forms.Form):
                     current = ""
                 continue
             action = self.data.get("action")
+            stuck = services.lg_cannot_fire_from(self.state, u, action) if self.battle.ruleset == "lg" else None
+            if stuck:
+                # Refused by services where it stands (in a bunker, in ruins): kept only once chosen, saying why;
+                # left out, the field's help names it, or an empty list would leave the player guessing.
+                if u.id == current:
+                    choices.append(unit_choice(self.state, u, stuck[0]))
+                elif not (tracked and (u.acted or u.id in seq.activated)) and not u.incapacitated:
+                    self.__dict__.setdefault("left_out", []).append(f"{u.label} ({stuck[0]})")
+                continue
             done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)
             # A morale check is not moving or firing: an incapacitated piece still makes its own.
             stunned = action not in services.FOLLOW_UPS and u.incapacitated and action != "lg_morale"

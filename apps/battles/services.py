@@ -93,6 +93,9 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if unit.incapacitated and action != "lg_morale":
             raise InputError("attacker", attacker, rules.INCAPACITATED.format(unit.label))
         side = unit.side
+        stuck = lg_cannot_fire_from(state, unit, action) if snapshot.battle.ruleset == "lg" else None
+        if stuck:
+            raise InputError("attacker", unit.id, stuck[1])
         target = state.structures.get(str(inputs.get("structure", "")))
         if action in DH_ATTACKS and target is not None and target.crew is not None and target.crew.side == side:
             raise InputError("structure", target.id, f"{target.label}'s crew is side {side}'s, as {unit.label} is: "
@@ -132,6 +135,27 @@ def prepare(snapshot, user, action, inputs, attacker=None):
     if side is None and len(mine) == 1:
         side = next(iter(mine))  # the log says whose action it was, even with no unit named
     return Prepared(action, state, inputs, tuple(pre), side or "", attacker)
+
+
+def lg_cannot_fire_from(state, unit, action):
+    """Why where a LaserGrenadiers piece stands forbids its attack (seed 000), as (a note for the attacker
+    list, the refusal), or None: a structure made untenable must be left on the piece's next activation
+    (A-LG-3), and a bunker "lack[s] firing slits and embrasures" (LG-2): nobody inside fires out, unless its
+    designer gave it slits."""
+    inside = state.structures.get(unit.structure)
+    if inside is None or action not in ATTACKS:
+        return None
+    if inside.collapsed or inside.destroyed:
+        ruin = "rubble" if inside.collapsed else "destroyed"
+        return ("in ruins: must leave first",
+                f"{unit.label} is in {inside.label}, which is {ruin}: nobody may occupy it, so it must leave on "
+                "this activation (A-LG-3). Move it out first")
+    if action == "lg_attack_structure" and inside.kind == "bunker" and unit.floor is not None \
+            and not any(inside.floor(unit.floor).slits.values()):
+        return ("in a bunker: no firing slits",
+                f"{unit.label} is in {inside.label}, a bunker: it has no firing slits or embrasures, so pieces "
+                "inside cannot fire out (seed 000). Move it out first")
+    return None
 
 
 def _finite_numbers(spec, inputs):
@@ -251,11 +275,27 @@ def perform(*, battle_id, user, action, inputs, attacker=None, dice_values=None,
         if action in TURN_ACTIONS:
             raise ActionRefused("action", action, "turns are moved on with the turn buttons, not the attack form")
         outcome = rules.resolve(action, prepared.state, prepared.inputs, _dice(dice_values, seed))
-        combined = Outcome(action, prepared.pre_effects + outcome.effects, outcome.dice, outcome.summary)
+        combined = Outcome(action, prepared.pre_effects + outcome.effects, outcome.dice,
+                           _with_activation(prepared, outcome.summary))
         logged_inputs = {**prepared.inputs, **({"attacker": prepared.attacker} if prepared.attacker else {}),
                          "dice": "player" if dice_values is not None else "server"}
         return _commit(snapshot, combined, user=user, side=prepared.side, inputs=logged_inputs,
                        client_token=client_token)
+
+
+def _with_activation(prepared, summary):
+    """A LaserGrenadiers attack is its piece's activation (prepare): the log names the piece that fired —
+    the one the other side may try to detect — and, as an "Activate" entry does, an owed morale check it
+    made and who holds the initiative now."""
+    activated = [e for e in prepared.pre_effects if e.type == "activated"]
+    if not activated or prepared.action not in ATTACKS or prepared.state.options.ruleset != "lg":
+        return summary
+    unit = prepared.state.units[activated[0].target]
+    words = [f"{unit.label}: {summary}"]
+    if any(e.type == "morale_checked" for e in prepared.pre_effects):
+        words.append("owed morale check made")
+    words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
+    return "; ".join(words)
 
 
 def turn_action(*, battle_id, user, action, dice_values=None, client_token=None, seed=None, turn=None):

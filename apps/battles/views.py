@@ -645,6 +645,15 @@ def turn_context(battle, board, viewer, page=None):
         pass_reason = rules.initiative_first(state).capitalize()
     elif owing:
         pass_reason = f"Side {seq.initiative} may not pass: {', '.join(owing)} must check morale first"
+        # The check is made when the piece is activated (LG-36); one that cannot be any more would hold its
+        # side's pass and the end of the turn for good unless its check is recorded by hand.
+        stuck = [(u.label, "has had its initiative" if u.id in seq.activated else "was incapacitated by a blast")
+                 for uid in seq.pending_morale if (u := state.units.get(uid)) is not None
+                 and u.side == seq.initiative and (u.id in seq.activated or u.incapacitated)]
+        if stuck:
+            whose = "their checks" if len(stuck) > 1 else "its check"
+            pass_reason += (f". {' and '.join(f'{name} {why}' for name, why in stuck)}: record {whose} with "
+                            f"“{rules.spec('lg_morale').label}” (Owes a morale check? No)")
     elif lg and seq.initiative not in viewer.sides:
         pass_reason = f"Only side {seq.initiative} may pass now"
     upkeep_due = battle.status == BattleStatus.IN_PROGRESS and battle.upkeep_turn < battle.turn

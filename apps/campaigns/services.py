@@ -5,7 +5,7 @@ The campaign's own rows are its memory; a battle works on copies (`origin` point
 session can be reopened and the campaign restored to exactly what it was before that battle ended.
 """
 
-import copy
+from copy import deepcopy
 import json
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -59,7 +59,7 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")
         campaign = Campaign.objects.create(
             club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
-            single_open_battle=single_open_battle, deployment_zones=copy.deepcopy(scenario.deployment_zones or []),
+            single_open_battle=single_open_battle, deployment_zones=deepcopy(scenario.deployment_zones or []),
             **{field: getattr(scenario, field) for field in RULES_FIELDS})
         copy_battlefield(scenario, campaign=campaign)
         start_session(campaign_id=campaign.pk, user=user, table=(scenario.table_width, scenario.table_depth))

@@ -99,7 +99,8 @@ def _inside(state, s, units, field):
           choices=(("none", "Not aiming at troops"), ("known", "Known location"), ("exploratory", "Exploratory"))),
     Field("targets", "units", "Pieces inside", required=False, default=(),
           structure_allows=lambda s, unit: unit.structure == s.id,  # `_inside`
-          help="Known: the piece(s) at the known location. Exploratory: the pieces actually in the target area. "
+          help="Known: the piece(s) at the known location. Exploratory: the pieces actually in the target area, "
+               "none if nobody is there. "
                "Effect-area weapons: the pieces inside the half of the area that projects in"),
     Field("armour_class", "int", "Armour class struck", required=False, min=0, max=9,
           help="Only if not the structure's own (military materials, Rule 16)"),
@@ -125,8 +126,8 @@ def resolve_lg_attack_structure(state, inp, dice):
             refuse("range", inp["range"], f"{w.name} cannot fire at {inp['range']:g}\": {band.replace('_', ' ')}")
     targets, troops = inp["targets"], inp["troops"]
     _inside(state, s, targets, "targets")
-    if troops != "none" and not targets:
-        raise InputError("targets", (), "name the pieces the attack is aimed at inside")
+    if troops == "known" and not targets:
+        raise InputError("targets", (), "name the piece at the known location inside")
     hits = rotary_hits(w.barrels) if w.rof_code == "R" else 1
     pens = inp["penetrated"]
     if pens > hits or (pens and not inp["hit"]):
@@ -170,14 +171,19 @@ def resolve_lg_attack_structure(state, inp, dice):
         else:
             words.append("no fire")
 
-    if pens and troops != "none":
+    if pens and troops == "exploratory" and not targets:
+        # Fired "with no idea if enemy pieces are present": one roll per piece actually in the designated
+        # area (A-LG-4), so none when nobody is there; the structure still takes the attack.
+        words.append("exploratory fire: no piece in the target area")
+    elif pens and troops != "none":
         if w.with_effect_area:
             # Half the effect area projects inside; every piece in it is hit (LG-14).
             for u in targets:
                 effects.append(Effect("hits", u.id, 1, ref=w.key, note="inside the effect area"))
             words.append(f"hits {', '.join(u.label for u in targets)}")
         else:
-            pct = tables.CHANCE_INSIDE[troops][w.rof_code or "S"]
+            # In pulse mode a beam weapon fires pulses (seed 004), so it has a pulse weapon's chance.
+            pct = tables.CHANCE_INSIDE[troops]["P" if pulse else w.rof_code or "S"]
             for u in targets:
                 if dice.percent(pct, f"{troops.capitalize()} fire at {u.label} ({pct}%)"):
                     effects.append(Effect("hits", u.id, 1, ref=w.key, note=f"{troops} {pct}%"))

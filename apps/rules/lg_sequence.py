@@ -97,6 +97,7 @@ def resolve_lg_initiative(state, inp, dice):
     Field("fireteam", "bool", "Whole fireteam?", default=False, help="Fireteam initiative (optional rule)"),
     source=f"{SOURCE} 'Using the initiative', 'Marking moved pieces', 'Fireteam Initiative' (LG-36..38, "
            "LG-45, LG-48, A-LG-22)",
+    rolls=False,  # marks who acts: nothing to roll, no odds
 )
 def resolve_lg_activate(state, inp, dice):
     seq, u = state.sequence, inp["unit"]
@@ -114,8 +115,10 @@ def resolve_lg_activate(state, inp, dice):
             refuse("fireteam", True, "fireteam initiative is not in use in this battle")
         if not u.fireteam:
             refuse("fireteam", True, f"{u.label} is not in a fireteam")
+        # A member a blast incapacitated may not move or fire this turn (LG-63): it sits the team's turn out.
         team = sorted((x for x in state.units.values() if x.side == u.side and x.fireteam == u.fireteam
-                       and not x.destroyed and x.id not in seq.activated), key=lambda x: x.id)
+                       and not x.destroyed and not x.incapacitated and x.id not in seq.activated),
+                      key=lambda x: x.id)
     effects = []
     for x in team:
         # The piece's owed morale check is made as part of its activation (LG-36).
@@ -142,6 +145,7 @@ def resolve_lg_activate(state, inp, dice):
     "lg_pass", "lg", "Pass the initiative",
     source=f"{SOURCE} 'Determining initiative' d, 'The Tactics of Passing', end of turn (LG-34, LG-35, LG-39, "
            "A-LG-7, A-LG-21)",
+    rolls=False,  # hands the initiative over: nothing to roll, no odds
 )
 def resolve_lg_pass(state, inp, dice):
     seq = state.sequence

@@ -205,7 +205,11 @@ def _unit_destroyed(w, e):
     u = w.unit(e)
     w.leave_floor(u)
     # Destroyed means no one left: the models and pins shown and counted must say so too.
-    w.set_unit(u, destroyed=True, models=0, pins=0, down=False, structure=None, floor=None)
+    w.set_unit(u, destroyed=True, models=0, pins=0, down=False, structure=None, floor=None,
+               morale_check_pending=False)
+    # Nor does it owe a morale check: one owed would hold its side's pass and the turn's end for good.
+    if u.id in w.sequence.pending_morale:
+        _seq(w, pending_morale=tuple(x for x in w.sequence.pending_morale if x != u.id))
 
 
 def _abandon(w, e):

@@ -93,7 +93,9 @@ def resolve_upkeep(state, inp, dice):
     source="seed 001_be57f31e19ce4039.txt 'Buildings' (BA-2: one unit per floor; a floor the enemy holds is "
            "entered only by assault): the seeds track who holds each floor but leave movement to the core rules; "
            "this records where the players moved a unit",
-    help="Records where a unit now stands, as the players moved it; it rolls nothing and uses no action",
+    help="Records where a unit now stands, as the players moved it; it rolls nothing and uses no action. "
+         "LaserGrenadiers: a piece that only moves takes its initiative with “Activate (move only)”, then its "
+         "move is recorded here",
     rolls=False,
 )
 def resolve_move(state, inp, dice):

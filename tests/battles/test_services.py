@@ -448,3 +448,68 @@ def test_a_section_that_went_in_as_an_ordinary_unit_before_rejoins_when_moved_in
     assert (dh.bunker.crew_men, dh.bunker.crew_left) == (10, 0)
     assert Unit.objects.get(pk=section.pk).floor_id is None
     assert not any(f.unit for f in state_of(dh.battle).structures[f"s{dh.bunker.pk}"].floors)
+
+
+@pytest.fixture
+def lg_garrison():
+    """A LaserGrenadiers battle, side B holding the initiative: a sentry in a concrete bunker, a gunner
+    in a pillbox, a house for them to fire at."""
+    world = make_world(ruleset="lg", upkeep_turn=1, sequence={"initiative": "B", "rolled": True})
+    world.rifle = weapon("lg", "laser-rifle", weapon_type="laser_small_arms", rof_code="P")
+    concrete = ("concrete_reinforced", 9, "concrete")
+    world.bunker = world.structure("Bunker", kind="bunker", floors=1, wall=concrete)
+    world.pillbox = world.structure("Pillbox", kind="pillbox", floors=1, wall=concrete)
+    world.house = world.structure("House", floors=1)
+    world.sentry = world.unit("B", "Sentry", floor=world.bunker.floors.get(), weapons=[world.rifle], models=1)
+    world.gunner = world.unit("B", "Gunner", floor=world.pillbox.floors.get(), weapons=[world.rifle], models=1)
+    return world
+
+
+def fire_at_house(w, unit):
+    return services.perform(battle_id=w.battle.pk, user=w.bob, action="lg_attack_structure", attacker=f"u{unit.pk}",
+                            inputs={"weapon": f"w{w.rifle.pk}", "structure": f"s{w.house.pk}", "hit": "no"})
+
+
+def test_lg_pieces_in_a_bunker_cannot_fire_out_but_a_pillbox_is_fought_from(lg_garrison):
+    """Seed 000: bunkers "lack firing slits and embrasures. They are not meant to be fighting positions";
+    pillboxes are built "so that the defenders may fight from within them" (LG-2). A sentry in a bunker
+    fired a laser rifle out of it, and the attack used his initiative."""
+    w = lg_garrison
+    with pytest.raises(InputError) as error:
+        fire_at_house(w, w.sentry)
+    assert error.value.field == "attacker"
+    assert error.value.message == ("Sentry is in Bunker, a bunker: it has no firing slits or embrasures, so "
+                                   "pieces inside cannot fire out (seed 000). Move it out first")
+    assert not LogEntry.objects.filter(battle=w.battle).exists()
+    assert Battle.objects.get(pk=w.battle.pk).sequence["initiative"] == "B"
+    fire_at_house(w, w.gunner)
+    assert LogEntry.objects.filter(battle=w.battle, action="lg_attack_structure").count() == 1
+
+
+def test_lg_pieces_in_ruins_must_leave_before_they_fire(lg_garrison):
+    """A-LG-3: the pieces inside a structure made untenable (collapsed, or its points all lost) must leave
+    it on their next activation. The gunner in a collapsed pillbox fired from the rubble as before."""
+    w = lg_garrison
+    Structure.objects.filter(pk=w.pillbox.pk).update(collapsed=True, destroyed=True, impassable=True)
+    with pytest.raises(InputError) as error:
+        fire_at_house(w, w.gunner)
+    assert error.value.field == "attacker"
+    assert error.value.message == ("Gunner is in Pillbox, which is rubble: nobody may occupy it, so it must "
+                                   "leave on this activation (A-LG-3). Move it out first")
+    assert not LogEntry.objects.filter(battle=w.battle).exists()
+    Unit.objects.filter(pk=w.gunner.pk).update(floor=None, x=5, y=5)
+    fire_at_house(w, w.gunner)
+    assert LogEntry.objects.filter(battle=w.battle, action="lg_attack_structure").count() == 1
+
+
+def test_an_lg_attack_is_logged_with_the_piece_that_fired_and_who_holds_the_initiative_next(lg_garrison):
+    """Every phone reads the log: "laser-rifle missed House" said neither which piece fired (the one the
+    other side may now try to detect, seed 000) nor that its initiative was used and passed on. A check it
+    owed is made with the activation (LG-36), and the log says so as an "Activate" does."""
+    w = lg_garrison
+    w.unit("A", "Trooper", models=1)
+    Battle.objects.filter(pk=w.battle.pk).update(sequence={"initiative": "B", "rolled": True,
+                                                           "pending_morale": [f"u{w.gunner.pk}"]})
+    entry = fire_at_house(w, w.gunner)
+    assert entry.summary == ("Gunner: laser-rifle missed House; owed morale check made; side A has the "
+                             "initiative")

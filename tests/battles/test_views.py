@@ -1615,6 +1615,9 @@ def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(clie
     offered = [i.attrs["value"] for i in form.find("attack-form").find_all("input")
                if i.attrs.get("name") == "penetrated"]
     assert offered == ["0", "1", "2", "3"]
+    # Counted, one is "1 hit": beside "2 hits" and "3 hits" a "Yes" read as "all of them penetrated".
+    labels = [label.text().strip() for label in form.find("id_penetrated").find_all("label")]
+    assert labels == ["No", "1 hit", "2 hits", "3 hits"]
 
 
 def test_a_player_cannot_undo_an_initiative_roll_to_roll_it_again(client, lg):
@@ -1648,6 +1651,82 @@ def test_no_pass_while_morale_checks_are_owed(client, lg):
     response = client.post(url(lg, "battle_turn"), {"action": "lg_pass"}, **HTMX)
     assert "may not pass" in text_of(response, "turns")
     assert not LogEntry.objects.filter(battle=lg.battle).exists()
+
+
+def test_a_morale_check_owed_by_a_piece_that_cannot_be_activated_says_how_to_record_it(client, lg):
+    """The check is made when the piece is activated (LG-36), but a piece that has had its initiative, or
+    that a blast incapacitated, cannot be: its side could neither pass nor end the turn, and the button
+    only said "must check morale first", with the piece missing from "Piece to activate"."""
+    Unit.objects.filter(pk=lg.a2.pk).update(incapacitated=True)
+    seq = SequenceState(initiative="A", rolled=True, activated=(uid(lg.a1),),
+                        pending_morale=(uid(lg.a1), uid(lg.a2)))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())
+    signed(client, lg.alice)
+    reason = page(client.get(url(lg, "battle"))).find("why-lg_pass").text()
+    assert reason == ("Side A may not pass: Alpha one, Alpha two must check morale first. Alpha one has had its "
+                      "initiative and Alpha two was incapacitated by a blast: record their checks with "
+                      "“Mark a morale check owed or made” (Owes a morale check? No)")
+    # One that may still be activated makes its check then: nothing more to say.
+    seq = SequenceState(initiative="A", rolled=True, pending_morale=(uid(lg.a1),))
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=seq.to_dict())
+    reason = page(client.get(url(lg, "battle"))).find("why-lg_pass").text()
+    assert reason == "Side A may not pass: Alpha one must check morale first"
+
+
+def test_an_uncontrolled_event_says_whose_forces_it_affects_and_for_how_long(client, lg):
+    """The turn panel read "Friendly artillery support: side A, benefits side A, until turn 5": the first
+    side was whose forces the event affects (seed 002, 2c), which it did not say."""
+    from apps.rules.state import EventRecord
+    events = (EventRecord(1, "Friendly artillery support", "A", "A", 4, 5),
+              EventRecord(7, "Enemy sniper", "B", "A", 4, 4))
+    seq = SequenceState(initiative="A", rolled=True, events=events)
+    Battle.objects.filter(pk=lg.battle.pk).update(turn=4, upkeep_turn=4, sequence=seq.to_dict())
+    signed(client, lg.alice)
+    turns = text_of(client.get(url(lg, "battle")), "turns")
+    assert "Friendly artillery support: affects side A's forces, benefits side A; this turn and turn 5" in turns
+    assert "Enemy sniper: affects side B's forces, benefits side A; this turn" in turns
+
+
+def test_the_move_form_says_a_laser_grenadiers_piece_is_activated_first(client, lg):
+    """A move records where a piece went and uses no action; in LaserGrenadiers a piece that only moves
+    still takes its side's initiative (seed 002, 2a–e), with "Activate (move only)". A player who recorded
+    a move was left holding the initiative, with the piece still free to fire later in the turn."""
+    signed(client, lg.alice)
+    form = text_of(client.get(url(lg, "battle_form"), {"action": "move"}, **HTMX), "attack-form")
+    assert ("LaserGrenadiers: a piece that only moves takes its initiative with “Activate (move only)”, "
+            "then its move is recorded here") in form
+
+
+def text_of_field(form):
+    return form.find("id_attacker_helptext").text().strip()
+
+
+def test_the_lg_attack_form_offers_no_attacker_that_cannot_fire_from_where_it_stands(client, lg):
+    """A piece in a bunker (no firing slits, seed 000) or in ruins (A-LG-3) is refused as the attacker:
+    the list offered them anyway, to be refused on Resolve. Chosen before, it stays, saying why."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    rifle = factories.weapon("lg", "rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    concrete = ("concrete_reinforced", 9, "concrete")
+    bunker = lg.structure("Bunker", kind="bunker", floors=1, wall=concrete)
+    ruin = lg.structure("Ruin", floors=1, collapsed=True, destroyed=True)
+    sentry = lg.unit("A", "Sentry", floor=bunker.floors.get(), weapons=[rifle], models=1)
+    squatter = lg.unit("A", "Squatter", floor=ruin.floors.get(), weapons=[rifle], models=1)
+    free = lg.unit("A", "Rifleman", weapons=[rifle], models=1)
+    signed(client, lg.alice)
+
+    def offered(**chosen):
+        form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure", **chosen}, **HTMX))
+        return [o.text() for o in form.find("id_attacker").find_all("option") if o.attrs.get("value")]
+
+    assert [o.split(" (")[0] for o in offered()] == ["Rifleman"]
+    # Left out, they are named: with no other piece the list would be empty, with nothing to say why.
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure"}, **HTMX))
+    assert text_of_field(form) == ("Not offered: Sentry (in a bunker: no firing slits), Squatter (in ruins: must "
+                                   "leave first)")
+    assert offered(attacker=uid(sentry))[-1].endswith("— in a bunker: no firing slits")
+    assert offered(attacker=uid(squatter))[-1].endswith("— in ruins: must leave first")
+    assert uid(free)
 
 
 def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):

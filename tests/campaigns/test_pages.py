@@ -432,7 +432,7 @@ def test_another_clubs_objects_are_not_found(client):
 
 @pytest.mark.django_db
 def test_sign_in_and_out(client):
-    w = make_world()
+    make_world()
     page = client.get(reverse("login"))
     assert page.status_code == 200
     html = body(page)

@@ -4,9 +4,14 @@ server's dice would say; the form offers them no dice and no odds on the strengt
 import pytest
 
 from apps.rules import ACTIONS, RandomDice, resolve
-from apps.rules.state import Fire
+from apps.rules.state import Fire, SequenceState
 
 from .builders import battle, building, fort, unit
+
+def holding_initiative():
+    state = battle("lg", [], [unit("t1", side="A", models=1), unit("b1", side="B", models=1)])
+    return state.replace(sequence=SequenceState(initiative="A", rolled=True))
+
 
 BOOKKEEPING = {
     "ba_barrage": lambda: (battle("ba", [building("house", 2)], [unit("sq", structure="house", floor=0)]),
@@ -23,6 +28,10 @@ BOOKKEEPING = {
     "lg_fire_through": lambda: (battle("lg", [building("barn", 1, fire=Fire(2, 1))], [unit("t1", models=1)]),
                                 {"unit": "t1", "structure": "barn"}),
     "lg_morale": lambda: (battle("lg", [], [unit("t1", models=1)]), {"unit": "t1"}),
+    # Turn-order steps roll nothing either: the form offered "Roll for me / I rolled" and "exact odds 100%"
+    # for activating a piece or passing.
+    "lg_activate": lambda: (holding_initiative(), {"unit": "t1"}),
+    "lg_pass": lambda: (holding_initiative(), {}),
     "move": lambda: (battle("ba", [building("house", 2)], [unit("sq")]), {"unit": "sq", "structure": "house",
                                                                           "floor": 1}),
 }

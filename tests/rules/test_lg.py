@@ -264,6 +264,22 @@ def test_chance_to_hit_pieces_inside_after_penetrating(weapon, troops, face, hit
     assert ("hits" in types(out)) is hit
 
 
+def test_exploratory_fire_at_an_area_nobody_is_in_still_resolves_against_the_structure():
+    """Seed 000: exploratory fire is made "with no idea if enemy pieces are present"; one roll per piece
+    actually in the designated area (A-LG-4), so none when the area is empty. It was refused ("name the
+    pieces the attack is aimed at inside"), a dead end on a structure with nobody in it."""
+    state = lg([building("house", 1, wall_material="stucco", damage_max=24)], [], fires=False, damage_variant=2)
+    out = resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "yes",
+                                                 "penetrated": 1, "troops": "exploratory"}, ScriptedDice([]))
+    assert types(out) == ["damage"] and not out.dice
+    assert out.summary.endswith("exploratory fire: no piece in the target area")
+    # A known location is a piece the attacker knows is there: it must still be named.
+    with pytest.raises(InputError) as error:
+        resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "yes",
+                                               "penetrated": 1, "troops": "known"}, ScriptedDice([]))
+    assert error.value.field == "targets" and "known location" in error.value.message
+
+
 def test_effect_area_weapons_hit_everyone_in_the_projected_half():
     state = lg([building("house", 1, wall_material="stucco")],
                [unit("t1", structure="house", floor=0, models=1), unit("t2", structure="house", floor=0, models=1)],
@@ -371,6 +387,24 @@ def test_variable_fire_pulse_mode_reduces_the_attack():
         resolve("lg_attack_structure", state, {"weapon": "laser_rifle", "structure": "house", "hit": "yes",
                                                "mode": "pulse"}, ScriptedDice([]))
     assert err.value.field == "mode"
+
+
+@pytest.mark.parametrize("troops, mode, face, hit", [
+    ("known", "beam", 3, True), ("known", "beam", 4, False),  # beam 30%
+    ("known", "pulse", 4, True), ("known", "pulse", 5, False),  # fired as pulses: 40%
+    ("exploratory", "beam", 1, True), ("exploratory", "beam", 2, False),  # 10%
+    ("exploratory", "pulse", 2, True), ("exploratory", "pulse", 3, False),  # 20%
+])
+def test_a_beam_weapon_fired_in_pulse_mode_has_a_pulse_weapons_chance_inside(troops, mode, face, hit):
+    """Seed 004: in pulse mode a beam weapon fires pulses and takes "the +1 for pulse mode" in hit/miss;
+    seed 000 gives "automatic and pulse weapons" 40% (known) and 20% (exploratory) inside. A particle beam
+    in pulse mode paid the lower attack factor yet kept the beam's 30% and 10%."""
+    state = lg([building("house", 1, wall_material="stucco")], [unit("t1", structure="house", floor=0, models=1)],
+               fires=False)
+    out = resolve("lg_attack_structure", state, {"weapon": "particle_beam", "structure": "house", "hit": "yes",
+                                                 "penetrated": 1, "mode": mode, "troops": troops, "targets": "t1"},
+                  ScriptedDice([face]))
+    assert ("hits" in types(out)) is hit
 
 
 def test_convergence_beams_hit_the_troops_through_the_walls():

@@ -136,6 +136,28 @@ def test_fireteam_initiative_marks_the_whole_team():
         play(play(game(), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1", "fireteam": "yes"})
 
 
+def test_a_fireteam_activation_leaves_out_a_member_a_blast_incapacitated():
+    """LG-63: an incapacitated piece "may not move or fire" this turn, so it takes no part in its team's
+    initiative. It was marked as activating with the team and named in "Side A activates a1, a2"."""
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
+    state = state.replace(units={**state.units, "a2": state.units["a2"].replace(incapacitated=True)})
+    state, out = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert [e.target for e in out.effects if e.type == "activated"] == ["a1"]
+    assert out.summary.startswith("Side A activates a1;")
+
+
+def test_a_piece_eliminated_while_it_owes_a_morale_check_owes_it_no_more():
+    """Eliminated by a blast (LG-63) with a morale check owed, a piece kept its side from passing and the
+    turn from ending for good: it could not be activated, and "Mark a morale check" refuses a destroyed
+    piece. The dead check no morale."""
+    state, _ = play(game(), "lg_initiative", dice=[2, 1])
+    state, _ = play(state, "lg_morale", {"unit": "b1"})
+    state, _ = play(state, "lg_blast", {"weapon": "he_shell", "caught": "b1", "eliminated": "b1"})
+    assert state.sequence.pending_morale == () and not state.units["b1"].morale_check_pending
+    state, out = play(state, "lg_pass")
+    assert out.summary == "Side B passes (1 in a row)"
+
+
 def test_no_pass_while_morale_is_owed():
     state, _ = play(game(), "lg_initiative", dice=[1, 2])
     state, _ = play(state, "lg_morale", {"unit": "a3"})

@@ -160,6 +160,10 @@ def fast_passwords(settings):
 
 
 def body(response):
+    if response.streaming:  # a download written while it is sent (a campaign's file) is read once, kept
+        if not hasattr(response, "streamed_text"):
+            response.streamed_text = b"".join(response.streaming_content).decode()
+        return response.streamed_text
     return response.content.decode()
 
 

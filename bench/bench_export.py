@@ -43,22 +43,6 @@ DB_NAME = "redoubt_bench_export"
 MODES = ("view", "one dict")
 
 
-def use_own_database():
-    bench_http.DB_NAME = DB_NAME
-    bench_http.DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
-
-
-def environment():
-    tmp = Path(tempfile.mkdtemp(prefix="redoubt-export-"))
-    (tmp / "bench_settings.py").write_text(
-        "from config.settings import *  # noqa: F403\n"
-        "STORAGES = {'default': {'BACKEND': 'django.core.files.storage.FileSystemStorage'},\n"
-        "            'staticfiles': {'BACKEND': 'django.contrib.staticfiles.storage.StaticFilesStorage'}}\n")
-    env = bench_http.server_env(tmp, 600)
-    env["DATABASE_URL"] = bench_http.DATABASE_URL
-    return env
-
-
 def rss_kb():
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -208,8 +192,7 @@ def main(argv):
     parser.add_argument("--gunicorn", action="store_true", help="also download the largest through gunicorn")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    use_own_database()
-    env = environment()
+    env = bench_http.in_process_env(DB_NAME, "redoubt-export-")
     if args.child:
         bench_http.setup_django(env)
         child(args.child[0], int(args.child[1]), args.child[2])

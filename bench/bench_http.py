@@ -216,6 +216,19 @@ def server_env(settings_dir, conn_max_age):
     }
 
 
+def in_process_env(db_name, prefix):
+    """For a script that loads its own copy of the app in process (bench_size, bench_export): its own
+    database, the production settings with plain file storage (nothing collected), persistent connections."""
+    global DB_NAME, DATABASE_URL
+    DB_NAME, DATABASE_URL = db_name, f"postgres://postgres@127.0.0.1:5432/{db_name}"
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    (tmp / "bench_settings.py").write_text(
+        "from config.settings import *  # noqa: F403\n"
+        "STORAGES = {'default': {'BACKEND': 'django.core.files.storage.FileSystemStorage'},\n"
+        "            'staticfiles': {'BACKEND': 'django.contrib.staticfiles.storage.StaticFilesStorage'}}\n")
+    return server_env(tmp, 600)
+
+
 def recreate_database():
     import psycopg
 

@@ -17,7 +17,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,16 +32,8 @@ def main(argv):
     parser.add_argument("-n", type=int, default=60, help="repeats of each request (default 60)")
     args = parser.parse_args(argv)
 
-    bench_http.DB_NAME = DB_NAME
-    bench_http.DATABASE_URL = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
+    env = bench_http.in_process_env(DB_NAME, "redoubt-size-")
     bench_http.recreate_database()
-    tmp = Path(tempfile.mkdtemp(prefix="redoubt-size-"))
-    (tmp / "bench_settings.py").write_text(
-        "from config.settings import *  # noqa: F403\n"
-        "STORAGES = {'default': {'BACKEND': 'django.core.files.storage.FileSystemStorage'},\n"
-        "            'staticfiles': {'BACKEND': 'django.contrib.staticfiles.storage.StaticFilesStorage'}}\n")
-    env = bench_http.server_env(tmp, 600)
-    env["DATABASE_URL"] = bench_http.DATABASE_URL
     bench_http.setup_django(env)
     from django.core.management import call_command
     from django.test import Client

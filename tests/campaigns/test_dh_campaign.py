@@ -56,15 +56,22 @@ def tally_of(client, olga, campaign):
     return {row[0][:6]: row[1:] for row in table_rows(page, "tally-sides")}, page
 
 
-def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client, winter):
+def two_fall_and_seven_walk_out(client, winter, guts_passed):
+    """Session 1 started; two of the pit's nine killed by small arms (the wound rolls from the
+    rulebook, the crew's Guts test as given), then the seven left walk out as one section."""
     campaign, olga = winter
     one = campaign.battles.get(session_number=1)
     start(client, olga, one)
     pit = Structure.objects.get(battle=one, name=PIT)
-    # Two of the pit's nine killed by small arms (the wound rolls from the rulebook), then the seven
-    # left walk out in good order as one section.
-    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="no")
+    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2",
+        guts_passed=guts_passed)
     act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    return one, pit
+
+
+def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client, winter):
+    campaign, olga = winter
+    one, pit = two_fall_and_seven_walk_out(client, winter, guts_passed="no")
     pit.refresh_from_db()
     assert (pit.crew_men, pit.crew_left) == (0, 7)
     # The pin went out with the men (the crew is one unit): the section has it, the empty pit does not.
@@ -264,11 +271,7 @@ def test_a_section_moved_back_into_its_pit_rejoins_the_crew(client, winter):
     as infantry' and fire at the crew never reached the six. Now they are the crew again; undone, the
     section is back outside; finished, the campaign's ground and tally count them as the crew."""
     campaign, olga = winter
-    one = campaign.battles.get(session_number=1)
-    start(client, olga, one)
-    pit = Structure.objects.get(battle=one, name=PIT)
-    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2", guts_passed="yes")
-    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    one, pit = two_fall_and_seven_walk_out(client, winter, guts_passed="yes")
     section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
     act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="1", guts_passed="yes")
     outside = Unit.objects.get(pk=section.pk)

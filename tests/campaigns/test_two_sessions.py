@@ -216,16 +216,23 @@ def test_two_sessions_open_at_once_each_write_back_what_they_changed(client, dem
     assert campaign_rows(demo) == after_one
 
 
-def test_a_squad_wiped_out_at_one_table_and_moved_at_the_other_holds_no_floor(client, demo):
-    """Both sessions open at once: session 1 wipes out Grenadier Squad 2 in the townhouse; at session
-    2's table it had moved up to the townhouse's first floor. Session 2 finishes last: the squad stays
-    destroyed (session 1's) and, dead, holds no floor."""
-    one = demo.session1
+def second_table_opened(client, demo):
+    """The organiser sends the campaign's settings with nothing ticked (several sessions may be open at
+    once; fires go out between sessions), then sets session 2 up and starts it while session 1 is still
+    being fought."""
     client.force_login(demo.organiser)
     client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {})
     client.post(reverse("campaign_session_start", args=[demo.campaign.pk]), {"weather": "clear"})
     two = Battle.objects.get(campaign=demo.campaign, session_number=2)
     client.post(reverse("battle_turn", args=[two.pk]), {"action": "start"})
+    return demo.session1, two
+
+
+def test_a_squad_wiped_out_at_one_table_and_moved_at_the_other_holds_no_floor(client, demo):
+    """Both sessions open at once: session 1 wipes out Grenadier Squad 2 in the townhouse; at session
+    2's table it had moved up to the townhouse's first floor. Session 2 finishes last: the squad stays
+    destroyed (session 1's) and, dead, holds no floor."""
+    one, two = second_table_opened(client, demo)
     ids = demo.ids(one)
     resolve(client, one, demo.alice, [2, 2], action="ba_he", attacker=ids.u["A", "Field gun team"],
             weapon=ids.w["he-2d6"], structure=ids.s[TOWNHOUSE], target=ids.u["B", "Grenadier Squad 2"],
@@ -250,12 +257,7 @@ def test_two_tables_damage_and_losses_add_up(client, demo):
     men to shells on the townhouse; at table 2 the tower takes 2 and the squad loses three more. The last
     finisher's values had won: the tower at 2, the squad at 7. Both tables' count now: 5, and 4 men.
     Reopening the last session puts back exactly what table 1 left, and finishing it again adds up again."""
-    one = demo.session1
-    client.force_login(demo.organiser)
-    client.post(reverse("campaign_settings", args=[demo.campaign.pk]), {})
-    client.post(reverse("campaign_session_start", args=[demo.campaign.pk]), {"weather": "clear"})
-    two = Battle.objects.get(campaign=demo.campaign, session_number=2)
-    client.post(reverse("battle_turn", args=[two.pk]), {"action": "start"})
+    one, two = second_table_opened(client, demo)
     tower = demo.structure(TOWER).damage_taken
     squad = demo.unit("B", "Grenadier Squad 2").models_left
     # Bolt Action counts no damage points: the umpire's tally is written to each battle's row.

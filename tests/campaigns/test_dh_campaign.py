@@ -56,22 +56,23 @@ def tally_of(client, olga, campaign):
     return {row[0][:6]: row[1:] for row in table_rows(page, "tally-sides")}, page
 
 
-def two_fall_and_seven_walk_out(client, winter, guts_passed):
-    """Session 1 started; two of the pit's nine killed by small arms (the wound rolls from the
-    rulebook, the crew's Guts test as given), then the seven left walk out as one section."""
+def crew_walks_out(client, winter, fallen=0, guts_passed="yes"):
+    """Session 1 started; `fallen` of the pit's nine killed by small arms first (the wound rolls from
+    the rulebook, the crew's Guts test as given), then the rest walk out as one section."""
     campaign, olga = winter
     one = campaign.battles.get(session_number=1)
     start(client, olga, one)
     pit = Structure.objects.get(battle=one, name=PIT)
-    act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties="2",
-        guts_passed=guts_passed)
+    if fallen:
+        act(client, olga, one, action="dh_crew_casualties", structure=f"s{pit.pk}", casualties=str(fallen),
+            guts_passed=guts_passed)
     act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
     return one, pit
 
 
 def test_a_crew_that_walked_out_is_on_the_roster_not_lost_across_sessions(client, winter):
     campaign, olga = winter
-    one, pit = two_fall_and_seven_walk_out(client, winter, guts_passed="no")
+    one, pit = crew_walks_out(client, winter, fallen=2, guts_passed="no")
     pit.refresh_from_db()
     assert (pit.crew_men, pit.crew_left) == (0, 7)
     # The pin went out with the men (the crew is one unit): the section has it, the empty pit does not.
@@ -174,10 +175,7 @@ def test_a_crew_section_wiped_out_counts_its_dead_on_the_roster(client, winter):
     the bunker does not count them: the section must stay on the roster, destroyed, or the nine dead
     vanish from the tally (it read '0 of 10' lost). Reopening the session takes the section off again."""
     campaign, olga = winter
-    one = campaign.battles.get(session_number=1)
-    start(client, olga, one)
-    pit = Structure.objects.get(battle=one, name=PIT)
-    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    one, pit = crew_walks_out(client, winter)
     section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
     act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="9", guts_passed="no")
     finish(client, olga, one)
@@ -271,7 +269,7 @@ def test_a_section_moved_back_into_its_pit_rejoins_the_crew(client, winter):
     as infantry' and fire at the crew never reached the six. Now they are the crew again; undone, the
     section is back outside; finished, the campaign's ground and tally count them as the crew."""
     campaign, olga = winter
-    one, pit = two_fall_and_seven_walk_out(client, winter, guts_passed="yes")
+    one, pit = crew_walks_out(client, winter, fallen=2)
     section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
     act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="1", guts_passed="yes")
     outside = Unit.objects.get(pk=section.pk)
@@ -354,10 +352,7 @@ def test_the_phone_that_moves_a_section_back_in_sees_the_crew_and_the_map_follow
     """Over HTMX the answer redraws only what the move changed: the pit's card counts the nine as its
     crew again, the section's line says where its men went, and its dot leaves the map."""
     campaign, olga = winter
-    one = campaign.battles.get(session_number=1)
-    start(client, olga, one)
-    pit = Structure.objects.get(battle=one, name=PIT)
-    act(client, olga, one, action="dh_leave", structure=f"s{pit.pk}")
+    one, pit = crew_walks_out(client, winter)
     section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
     one.refresh_from_db()
     assert f"{PIT} crew 1 (side A)" in body(signed(client, olga).get(reverse("battle", args=[one.pk])))

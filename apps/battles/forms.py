@@ -240,10 +240,13 @@ class ActionForm(forms.Form):
         if f.type == "count":
             return forms.CharField(widget=forms.RadioSelect(choices=self._count_choices()), **kw)
         if f.type in ("int", "float"):
+            # Text, not number, as the dice: a number field sends a typed letter as "", and the rules then
+            # asked for a value the player had typed. inputmode still brings up the phone's digits keypad.
             whole = f.type == "int"
-            attrs = {"step": "1" if whole else "any", "inputmode": "numeric" if whole else "decimal"}
-            attrs.update({k: f"{v:g}" for k, v in (("min", f.min), ("max", f.max)) if v is not None})
-            return forms.CharField(widget=forms.NumberInput(attrs=attrs), **kw)
+            attrs = {"inputmode": "numeric" if whole else "decimal", "autocomplete": "off"}
+            if whole and f.min is not None and f.min >= 0:
+                attrs["pattern"] = "[0-9]*"
+            return forms.CharField(widget=forms.TextInput(attrs=attrs), **kw)
         if f.type == "choice":
             choices = self._structure_choices(f) if f.structure_allows else f.choices
             if len(f.choices) <= 4 and not (optional and f.default is None):
@@ -478,7 +481,7 @@ class ActionForm(forms.Form):
         for i, (key, label) in enumerate(targets):
             self.fields[f"{f.name}{SUBFIELD}{key}"] = forms.CharField(
                 label=label, required=False, help_text=f.help if i == 0 else "",
-                widget=forms.NumberInput(attrs={"min": "0", "step": "1", "inputmode": "numeric"}),
+                widget=forms.TextInput(attrs={"inputmode": "numeric", "pattern": "[0-9]*", "autocomplete": "off"}),
             )
 
     # Reading --------------------------------------------------------------------------------

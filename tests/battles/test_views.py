@@ -2524,3 +2524,23 @@ def test_a_damage_roll_already_rolled_is_not_offered_again_by_the_result_s_addre
     client.post(url(w, "battle_undo"), {"confirmed": "1"})
     assert Unit.objects.get(pk=w.squad.pk).models_left == 10
     assert offered() == ["Roll damage: 3 hits on Grenadiers"]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_letter_typed_for_a_number_is_named_beside_it(client, w, htmx):
+    """The attack form's number fields were <input type=number>, as the dice were: a letter typed into
+    "Pins" arrived as "", and the rules took the field as left empty. A text field with the digits
+    keypad sends what was typed, and the rules name it beside the field; nothing changes."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_form"), he_attack(w), **HTMX)).find("attack-form")
+    field = form.find("id_pins").attrs
+    assert (field["type"], field["inputmode"]) == ("text", "numeric")
+    before = state(w)
+    response = client.post(url(w, "battle_resolve"), he_attack(w, pins="x", dice_0="3", dice_1="4"),
+                           **(HTMX if htmx else {}))
+    assert response.status_code == (200 if htmx else 422)
+    assert state(w) == before
+    form = page(response).find("attack-form")
+    assert form.find("id_pins").attrs["value"] == "x"
+    assert "id_pins_error" in form.find("id_pins").attrs["aria-describedby"]
+    assert "not 'x'" in form.find("id_pins_error").text()

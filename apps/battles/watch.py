@@ -5,8 +5,9 @@ Every phone at the table asks "anything new?" every two seconds. Answering from 
 battle-row query keeps that answer as cheap as a request can be. The token names the membership it
 was issued under and that membership's `watch_epoch`; the same query reads the epoch, so a token
 stops the moment its member signs out, sets a new password, is switched off, removed or given
-another role (each bumps or deletes the row), not when it expires. The member's role, and whether
-the account is still active, are read again only when there is something to send.
+another role (each bumps or deletes the row), or the account is switched off (that query reads
+is_active too), not when it expires. The member's role is read again only when there is something
+to send.
 
 A spectator has no account: their poll token names the spectator link instead of a user, and the
 spectator poll checks the link is still live inside its one query.
@@ -20,6 +21,9 @@ from django.utils.crypto import constant_time_compare
 SALT = "redoubt.battle-watch"
 LINK_SALT = "redoubt.spectator-link"
 MAX_AGE = 12 * 60 * 60  # a long session at the table; after that the page reloads for a new one
+# What the poll's query reads in place of the epoch once the account is switched off (epochs count up
+# from 0).
+SWITCHED_OFF = -1
 
 
 class InvalidToken(Exception):

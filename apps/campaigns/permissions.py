@@ -8,6 +8,7 @@ import functools
 
 from django.http import Http404
 
+from apps.battles.watch import SWITCHED_OFF
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from config.responses import refused
 
@@ -164,6 +165,8 @@ def watch_refused(held_epoch, epoch):
     read for the token's membership (None: gone), `held_epoch` what the token was issued with."""
     if epoch is None:
         return "You are no longer a member of this battle's club."
+    if epoch == SWITCHED_OFF:
+        return "Your account has been switched off: ask the club's organiser."
     if epoch != held_epoch:
         return ("You signed out, set a new password or your role in the club changed since this page "
                 "opened: reload the page (and sign in again if asked).")

@@ -151,7 +151,15 @@ def test_a_switched_off_account_reads_nothing(w):
     held = opened(phone(w.alice), w)
     w.alice.is_active = False
     w.alice.save()
-    assert_refused(w, held, "signed out")
+    assert_refused(w, held, "switched off")
+
+
+def test_an_account_switched_off_by_a_bulk_update_reads_nothing(w):
+    """The admin's or the shell's queryset update() calls no save(), so no epoch moves: the poll's own
+    query reads is_active."""
+    held = opened(phone(w.alice), w)
+    type(w.alice).objects.filter(pk=w.alice.pk).update(is_active=False)
+    assert_refused(w, held, "switched off")
 
 
 def test_another_members_sign_out_leaves_this_page_alone(w):

@@ -672,6 +672,8 @@ def turn_context(battle, board, viewer, page=None):
         # As the rules refuse it (LG-39): say so on the button rather than after its confirm.
         "end_reason": capfirst(rules.turn_goes_on(state)) if lg else "",
         "activatable": sorted(activatable, key=lambda u: u.label),
+        # Fireteam initiative (LG-38): one activation moves the piece's whole fireteam.
+        "fireteams": state.options.fireteam_initiative and any(u.fireteam for u in activatable),
         "end_confirm": f"End turn {battle.turn}? The next turn's upkeep runs straight away.",
         # The upkeep rolls only for collapse checks: without them there is nothing to roll oneself.
         "upkeep_dice": f"One d10 per collapse check, {COLLAPSE_ORDER}; the answer names each die it still needs."
@@ -1296,7 +1298,8 @@ def battle_turn(request, pk):
             entries = services.turn_action(battle_id=battle.pk, user=request.user, action=action, client_token=token,
                                            dice_values=own_dice(request.POST), turn=_int(request.POST.get("turn")))
         elif action in ("lg_pass", "lg_activate"):
-            inputs = {"unit": request.POST.get("unit", "")} if action == "lg_activate" else {}
+            inputs = {"unit": request.POST.get("unit", ""), "fireteam": request.POST.get("fireteam", "")} \
+                if action == "lg_activate" else {}
             entries = [services.perform(battle_id=battle.pk, user=request.user, action=action, inputs=inputs,
                                         client_token=token)]
         else:

@@ -1512,6 +1512,25 @@ def test_laser_grenadiers_initiative_pass_and_activate(client, lg):
     assert LogEntry.objects.filter(battle=battle).count() == 3
 
 
+def test_activate_move_only_offers_the_whole_fireteam(client, lg):
+    """With fireteam initiative (LG-38) the turn panel's "Activate (move only)" can move a piece's whole
+    fireteam, as the attack form's activation can: the piece's teammates are marked too."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, fireteam_initiative=True,
+                                                  sequence={"initiative": "A", "rolled": True})
+    Unit.objects.filter(pk__in=[lg.a1.pk, lg.a2.pk]).update(fireteam="1")
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle"))).find("turns")
+    assert "Alpha one (side A, fireteam 1)" in form.text() and "whole fireteam" in form.text()
+    client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.a1), "fireteam": "yes",
+                                         "client_token": str(uuid.uuid4())}, **HTMX)
+    activated = Battle.objects.get(pk=lg.battle.pk).sequence["activated"]
+    assert set(activated) == {uid(lg.a1), uid(lg.a2)}
+    # Without the option in use there is nothing to tick.
+    Battle.objects.filter(pk=lg.battle.pk).update(fireteam_initiative=False, sequence={"initiative": "A",
+                                                                                       "rolled": True})
+    assert "whole fireteam" not in page(client.get(url(lg, "battle"))).find("turns").text()
+
+
 def test_no_own_dice_offered_where_the_upkeep_rolls_none(client, w):
     """Without collapse checks the upkeep rolls nothing: End turn offers no field for dice."""
     signed(client, w.alice)

@@ -171,27 +171,20 @@ def map_of(battle, structures, units):
             elif s.crew_pins:
                 crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
         turn = math.radians(float(s.rotation))
-        # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
-        # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
-        # inside and the crew's P/R would cover the name: it goes below them.
         half_d = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
-        # (Clear of the badges' foot, 3.5 inches down, and of a crew's P/R, by half a name with its halo.)
-        below = max(half_d + 1.3, 4.7 if inside or crew else 0)
-        # Where that would overprint something, above the footprint, clear of its fire's diamond (its
-        # top 2.4 + 1.63 inches up); else a line lower than below.
-        above = max(half_d + 1.3, 5.1 if s.burning else 0)
+        room = NameRoom(tuple(side for side in ("A", "B") if inside[side]), bool(crew), s.burning)
+        spots, badge_spots = name_room(cx, cy, half_d, room)
+        label = s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…"
         s.map = Piece(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
-            name_y=round(cy + below, 2), name=s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…",
-            name_spots=(round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)),
+            name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
             corners=[(cx + x * math.cos(turn) - y * math.sin(turn), cy + x * math.sin(turn) + y * math.cos(turn))
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
-            classes=" ".join(states), hit_r=max(2.5, min(w, d) / 2),
+            classes=" ".join(states), own_r=max(2.5, min(w, d) / 2),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
             fire=f"{float(s.fire_size):g}" if s.burning else "", crew=crew,
-            badges=[SimpleNamespace(side=side, n=inside[side], x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2)
-                    for side in ("A", "B") if inside[side]],
+            badges=[SimpleNamespace(side=b.side, n=inside[b.side], x=b.x, y=b.y) for b in badge_spots],
             title=", ".join(describe(s)),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
@@ -199,11 +192,40 @@ def map_of(battle, structures, units):
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper())
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
-    reach_out(structures, float(battle.table_width))
+    # Each piece's tap circle is worked out when the piece is drawn: an answer draws only the pieces
+    # that changed, and a circle depends on nothing a log entry changes (`Reach`).
+    reach = Reach([s.map for s in structures], float(battle.table_width))
+    for s in structures:
+        s.map.reach = reach
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
             "crews": any(s.crewed for s in structures)}  # the key explains P / R / 0 only where they can show
+
+
+@dataclass(frozen=True)
+class NameRoom:
+    """What of a structure's state moves its name's spots: the sides holding it (their badges), a crew's
+    letter under its middle, its fire's diamond above. A log entry changes these, never its footprint."""
+
+    sides: tuple
+    crew: bool
+    burning: bool
+
+
+def name_room(cx, cy, half_d, room):
+    """A name's spots (below the footprint, above it, a line lower than below) and where the badges of who
+    holds it stand, for a footprint reaching `half_d` inches above and below its middle."""
+    # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
+    # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
+    # inside and the crew's P/R would cover the name: it goes below them.
+    # (Clear of the badges' foot, 3.5 inches down, and of a crew's P/R, by half a name with its halo.)
+    below = max(half_d + 1.3, 4.7 if room.sides or room.crew else 0)
+    # Where that would overprint something, above the footprint, clear of its fire's diamond (its
+    # top 2.4 + 1.63 inches up); else a line lower than below.
+    above = max(half_d + 1.3, 5.1 if room.burning else 0)
+    badges = [SimpleNamespace(side=side, x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2) for side in room.sides]
+    return (round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)), badges
 
 
 ZONE_LABEL_SIZE = 1.3  # a deployment zone's label: height in inches (battle.css)
@@ -280,6 +302,10 @@ class Piece(SimpleNamespace):
     def svg(self):
         return piece_svg(self)
 
+    @cached_property
+    def hit_r(self):
+        return self.reach.radius(self, self.own_r)
+
 
 def piece_svg(m):
     """One structure on the map (inside its link or group): the shape a tap hits, its footprint to
@@ -352,16 +378,33 @@ NAME_LINE = NAME_LINE_EMS * NAME_SIZE + NAME_HALO
 
 def name_box(name, x, y):
     """The box a name drawn at (x, y) covers, its halo (the text's stroke, half outside each glyph) included."""
+    half_w = _name_half_width(name)
+    return (x - half_w, y - NAME_HALF_HEIGHT, x + half_w, y + NAME_HALF_HEIGHT)
+
+
+def _name_half_width(name):
     ems = sum(NAME_EMS.get(ch) or NAME_EMS.get(unicodedata.normalize("NFD", ch)[0], WIDEST_EM) for ch in name)
-    half_w = ems * NAME_SIZE / 2 + NAME_HALO / 2
-    half_h = NAME_LINE_EMS * NAME_SIZE / 2 + NAME_HALO / 2
-    return (x - half_w, y - half_h, x + half_w, y + half_h)
+    return ems * NAME_SIZE / 2 + NAME_HALO / 2
+
+
+NAME_HALF_HEIGHT = NAME_LINE_EMS * NAME_SIZE / 2 + NAME_HALO / 2
 
 
 def place_names(structures, table_w, table_d):
     """Put each name below its footprint, else above it, else a line lower, wherever it overprints
     nothing already there, the larger structures' first; leave out a name that fits nowhere: on a phone,
     overlapping words read as neither. A structure without its name still says it on a tap."""
+    for s, y in zip(structures, name_places([s.map for s in structures], table_w, table_d)):
+        if y is None:
+            s.map.name = ""
+        else:
+            s.map.name_y = y
+
+
+def name_places(pieces, table_w, table_d, rooms=None):
+    """Where `place_names` puts each piece's name: its y, or None where it fits nowhere. `rooms` gives
+    some pieces (by index) other name spots and badges than they have: where the names stood before a
+    change to those pieces (`names_moved`)."""
     # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it. Units
     # in the open are not: they stand beside buildings all game, and a map whose buildings lose their
     # names to them reads worse than a dot under a word. The footprints drawn after a name's own (later
@@ -369,45 +412,48 @@ def place_names(structures, table_w, table_d):
     # Each obstacle is filed under the squares of the table it covers, and a name is checked against
     # those of its own squares only: checked against every other, the 200-structure battle's names took
     # 277 ms a map. An obstacle is (box, turned corners or None, the index of the structure it is the
-    # footprint of, or infinity: a badge or a name, which every name must keep off).
-    grid = {}
-
-    def file(box, corners=None, drawn=math.inf):
-        for cell in _cells(box):
-            grid.setdefault(cell, []).append((box, corners, drawn))
-
-    def free(box, index):
-        for cell in _cells(box):
-            for other, corners, drawn in grid.get(cell, ()):
-                if (drawn > index and box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
-                        and (corners is None or _overlap(_corners(box), corners))):
-                    return False
-        return True
-
-    for i, s in enumerate(structures):
-        corners = s.map.corners
-        file((min(x for x, _ in corners), min(y for _, y in corners), max(x for x, _ in corners),
-              max(y for _, y in corners)), corners, i)
-        for b in s.map.badges:
-            file((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3))
-    order = {id(s): i for i, s in enumerate(structures)}
-    for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
-        for y in s.map.name_spots:
-            box = name_box(s.map.name, s.map.cx, y)
-            if 0 <= box[0] and box[2] <= table_w and 0 <= box[1] and box[3] <= table_d and free(box, order[id(s)]):
-                s.map.name_y = y
-                file(box)
+    # footprint of, or infinity: a badge or a name, which every name must keep off). An unturned
+    # footprint is its box: no corners to check.
+    rooms = rooms or {}
+    grid, cell, inf = {}, NAME_CELL, math.inf
+    for index, m in enumerate(pieces):
+        corners = m.corners
+        xs, ys = [x for x, _ in corners], [y for _, y in corners]
+        obstacles = [((min(xs), min(ys), max(xs), max(ys)), corners if m.rotation else None, index)]
+        badges = rooms[index][1] if index in rooms else m.badges
+        obstacles += [((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3), None, inf) for b in badges]
+        for obstacle in obstacles:
+            box = obstacle[0]
+            for i in range(int(box[0] // cell), int(box[2] // cell) + 1):
+                for j in range(int(box[1] // cell), int(box[3] // cell) + 1):
+                    grid.setdefault((i, j), []).append(obstacle)
+    places = [None] * len(pieces)
+    order = sorted(range(len(pieces)), key=lambda index: -(pieces[index].w * pieces[index].d))
+    for index in order:
+        m = pieces[index]
+        cx, half_w, half_h = m.cx, _name_half_width(getattr(m, "label", m.name)), NAME_HALF_HEIGHT
+        x0, x1 = cx - half_w, cx + half_w
+        if x0 < 0 or x1 > table_w:
+            continue
+        i0, i1 = int(x0 // cell), int(x1 // cell) + 1
+        for y in rooms[index][0] if index in rooms else m.name_spots:
+            y0, y1 = y - half_h, y + half_h
+            if y0 < 0 or y1 > table_d:
+                continue
+            box, j0, j1 = (x0, y0, x1, y1), int(y0 // cell), int(y1 // cell) + 1
+            if all(drawn <= index or not (x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1)
+                   or corners is not None and not _overlap(_corners(box), corners)
+                   for i in range(i0, i1) for j in range(j0, j1) for other, corners, drawn in grid.get((i, j), ())):
+                places[index] = y
+                obstacle = (box, None, inf)
+                for i in range(i0, i1):
+                    for j in range(j0, j1):
+                        grid.setdefault((i, j), []).append(obstacle)
                 break
-        else:
-            s.map.name = ""
+    return places
 
 
 NAME_CELL = 8  # inches: the side of a square of the table in place_names' index
-
-
-def _cells(box):
-    return [(i, j) for i in range(int(box[0] // NAME_CELL), int(box[2] // NAME_CELL) + 1)
-            for j in range(int(box[1] // NAME_CELL), int(box[3] // NAME_CELL) + 1)]
 
 
 def _corners(box):
@@ -437,22 +483,36 @@ def reach_out(structures, table_w):
     its neighbours leave room: never over another structure's footprint (a tap on what is drawn must
     go to it), never past halfway to another piece's middle (two circles would meet, and whichever is
     drawn later would take the other's taps). Nothing drawn changes."""
-    want = TAP_PX / 2 * table_w / MAP_PX
-    pieces = sorted((s.map for s in structures), key=lambda m: m.cx)
-    widest = max((math.hypot(m.w, m.d) / 2 for m in pieces), default=0)
-    for i, m in enumerate(pieces):
-        room = want
+    pieces = [s.map for s in structures]
+    reach = Reach(pieces, table_w)
+    for m, r in [(m, reach.radius(m, m.hit_r)) for m in pieces]:
+        m.hit_r = r
+
+
+class Reach:
+    """The table's pieces in order across it: how far one piece's circle may reach (`reach_out`), worked
+    out for that piece alone. A circle depends on the footprints only, which no log entry moves: an
+    answer that draws three pieces of two hundred works out three circles."""
+
+    def __init__(self, pieces, table_w):
+        self.want = TAP_PX / 2 * table_w / MAP_PX
+        self.pieces = sorted(pieces, key=lambda m: m.cx)
+        self.at = {id(m): i for i, m in enumerate(self.pieces)}
+        self.widest = max((math.hypot(m.w, m.d) / 2 for m in self.pieces), default=0)
+
+    def radius(self, m, own):
+        """The circle of `m`, which has `own` (half its shorter side, 2.5 inches at least) by itself."""
+        pieces, i, room = self.pieces, self.at[id(m)], self.want
         # Outwards along the table from this piece, until the others are too far across to matter (a
         # circle or a footprint that far leaves it all the room it has) or there is no more room than
         # its own circle has already: a battle has hundreds.
         for step in (-1, 1):
             j = i + step
-            while (0 <= j < len(pieces) and room > m.hit_r
-                   and abs(pieces[j].cx - m.cx) < max(2 * room, room + widest)):
+            while 0 <= j < len(pieces) and room > own and abs(pieces[j].cx - m.cx) < max(2 * room, room + self.widest):
                 o = pieces[j]
                 room = min(room, _distance_to_footprint(m.cx, m.cy, o), math.dist((m.cx, m.cy), (o.cx, o.cy)) / 2)
                 j += step
-        m.hit_r = round(max(m.hit_r, room), 2)
+        return round(max(own, room), 2)
 
 
 def _distance_to_footprint(x, y, m):
@@ -588,8 +648,60 @@ def touched_by(entries, board, *, map_known, map_version, card):
         return None
     unit_rows = [u for u in board.units if u.uid in units]
     structures.update(f"s{u.floor.structure_id}" for u in unit_rows if u.floor_id)
+    moved = names_moved(entries, board)
+    if moved is None:
+        return None
     structure_rows = [s for s in board.structures if s.sid in structures]
-    return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures)
+    # A changed piece's name may push a neighbour's elsewhere, or leave it room to come back where it
+    # was: those neighbours are redrawn on the map too (their list rows have not changed).
+    return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures,
+                           pieces=[s for s in board.structures if s.sid in structures or s.sid in moved])
+
+
+def names_moved(entries, board):
+    """The structures whose name a page drew elsewhere (or left out, or showed) before `entries`
+    (newest first) than the map draws now: the name's spots of a structure whose holders, crew letter
+    or fire an entry changed move, and with them any name placed after it. None when that cannot be
+    told: an undo's record holds what it restored, not the state it took back, and the page held the
+    entry it undid (the poll then redraws the whole map)."""
+    rooms, unknown = {}, set()
+    units = {u.uid: (f"s{u.floor.structure_id}" if u.floor_id else None, u.army.side, u.destroyed)
+             for u in board.units}
+    held_by = set()  # the structures a changed unit stood in, then or now
+    for entry in entries:
+        record = entry.touched or {}
+        if entry.undoes_id:
+            unknown.update(record.get("structures") or {})
+            continue
+        for sid, before in (record.get("structures") or {}).items():
+            crew = before.get("crew")
+            rooms[sid] = (bool(crew) and (crew.get("routed") or not crew.get("men") or bool(crew.get("pins"))),
+                          before.get("fire") is not None)
+            unknown.discard(sid)
+        for uid, before in (record.get("units") or {}).items():
+            held_by.update(place for place in (units.get(uid, (None,))[0], before.get("structure")) if place)
+            units[uid] = (before.get("structure"), before.get("side"), before.get("destroyed"))
+    if unknown:
+        return None
+    sides = {}
+    for place, side, destroyed in units.values():
+        if place in held_by and not destroyed:
+            sides.setdefault(place, set()).add(side)
+    then = {}
+    for index, s in enumerate(board.structures):
+        m = s.map
+        if s.sid not in rooms and s.sid not in held_by:
+            continue
+        crew, burning = rooms.get(s.sid, (m.room.crew, m.room.burning))
+        room = NameRoom(tuple(side for side in ("A", "B") if side in sides.get(s.sid, ())) if s.sid in held_by
+                        else m.room.sides, crew, burning)
+        if room != m.room:
+            then[index] = name_room(m.cx, m.cy, m.half_d, room)
+    if not then:
+        return set()
+    pieces = [s.map for s in board.structures]
+    before = name_places(pieces, board.map["width"], board.map["depth"], then)
+    return {s.sid for s, y in zip(board.structures, before) if y != (s.map.name_y if s.map.name else None)}
 
 
 def last_undoable(battle, page=None):

@@ -8,7 +8,6 @@ bundle the poll sends other phones) and a plain browser with a 303 back to the p
 import math
 import re
 import unicodedata
-from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
@@ -154,8 +153,12 @@ def map_of(battle, structures, units):
     """The table drawn to scale in inches: footprints centred on (x, y), rotated clockwise."""
     for s in structures:
         cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
-        inside = Counter(f.occupant.army.side for f in s.floor_rows
-                         if getattr(f, "occupant", None) is not None and not f.occupant.destroyed)
+        inside = {}  # side: units (a Counter of these, checking its argument's type, was a tenth of the map)
+        for f in s.floor_rows:
+            occupant = getattr(f, "occupant", None)
+            if occupant is not None and not occupant.destroyed:
+                side = occupant.army.side
+                inside[side] = inside.get(side, 0) + 1
         states = ["st-collapsed" if s.collapsed else "st-destroyed" if s.destroyed else
                   "st-damaged" if s.damage_taken else "st-intact"]
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
@@ -171,14 +174,15 @@ def map_of(battle, structures, units):
             elif s.crew_pins:
                 crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
         turn = math.radians(float(s.rotation))
-        half_d = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
-        room = NameRoom(tuple(side for side in ("A", "B") if inside[side]), bool(crew), s.burning)
+        cos, sin = math.cos(turn), math.sin(turn)
+        half_d = (abs(w * sin) + abs(d * cos)) / 2
+        room = NameRoom(tuple(side for side in ("A", "B") if side in inside), bool(crew), s.burning)
         spots, badge_spots = name_room(cx, cy, half_d, room)
         label = s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…"
         s.map = Piece(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
             name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
-            corners=[(cx + x * math.cos(turn) - y * math.sin(turn), cy + x * math.sin(turn) + y * math.cos(turn))
+            corners=[(cx + x * cos - y * sin, cy + x * sin + y * cos)
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
             classes=" ".join(states), own_r=max(2.5, min(w, d) / 2),
@@ -383,7 +387,10 @@ def name_box(name, x, y):
 
 
 def _name_half_width(name):
-    ems = sum(NAME_EMS.get(ch) or NAME_EMS.get(unicodedata.normalize("NFD", ch)[0], WIDEST_EM) for ch in name)
+    try:
+        ems = sum(map(NAME_EMS.__getitem__, name))
+    except KeyError:  # an accented letter or one not listed
+        ems = sum(NAME_EMS.get(ch) or NAME_EMS.get(unicodedata.normalize("NFD", ch)[0], WIDEST_EM) for ch in name)
     return ems * NAME_SIZE / 2 + NAME_HALO / 2
 
 
@@ -417,9 +424,13 @@ def name_places(pieces, table_w, table_d, rooms=None):
     rooms = rooms or {}
     grid, cell, inf = {}, NAME_CELL, math.inf
     for index, m in enumerate(pieces):
-        corners = m.corners
-        xs, ys = [x for x, _ in corners], [y for _, y in corners]
-        obstacles = [((min(xs), min(ys), max(xs), max(ys)), corners if m.rotation else None, index)]
+        if m.rotation:
+            corners = m.corners
+            xs, ys = [x for x, _ in corners], [y for _, y in corners]
+            obstacles = [((min(xs), min(ys), max(xs), max(ys)), corners, index)]
+        else:
+            (x0, y0), _, (x1, y1), _ = m.corners
+            obstacles = [((x0, y0, x1, y1), None, index)]
         badges = rooms[index][1] if index in rooms else m.badges
         obstacles += [((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3), None, inf) for b in badges]
         for obstacle in obstacles:
@@ -427,7 +438,7 @@ def name_places(pieces, table_w, table_d, rooms=None):
             for i in range(int(box[0] // cell), int(box[2] // cell) + 1):
                 for j in range(int(box[1] // cell), int(box[3] // cell) + 1):
                     grid.setdefault((i, j), []).append(obstacle)
-    places = [None] * len(pieces)
+    places, names = [None] * len(pieces), {}  # names placed, filed apart: in a crowd they stop most spots
     order = sorted(range(len(pieces)), key=lambda index: -(pieces[index].w * pieces[index].d))
     for index in order:
         m = pieces[index]
@@ -441,14 +452,16 @@ def name_places(pieces, table_w, table_d, rooms=None):
             if y0 < 0 or y1 > table_d:
                 continue
             box, j0, j1 = (x0, y0, x1, y1), int(y0 // cell), int(y1 // cell) + 1
+            squares = [(i, j) for i in range(i0, i1) for j in range(j0, j1)]
+            if any(x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1
+                   for square in squares for other in names.get(square, ())):
+                continue
             if all(drawn <= index or not (x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1)
                    or corners is not None and not _overlap(_corners(box), corners)
-                   for i in range(i0, i1) for j in range(j0, j1) for other, corners, drawn in grid.get((i, j), ())):
+                   for square in squares for other, corners, drawn in grid.get(square, ())):
                 places[index] = y
-                obstacle = (box, None, inf)
-                for i in range(i0, i1):
-                    for j in range(j0, j1):
-                        grid.setdefault((i, j), []).append(obstacle)
+                for square in squares:
+                    names.setdefault(square, []).append(box)
                 break
     return places
 

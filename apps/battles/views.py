@@ -181,7 +181,7 @@ def map_of(battle, structures, units):
         label = s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…"
         s.map = Piece(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
-            name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
+            name_x=cx, name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
             corners=[(cx + x * cos - y * sin, cy + x * sin + y * cos)
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
@@ -321,7 +321,7 @@ def piece_svg(m):
            f'<circle class="map-hit" cx="{cx}" cy="{cy}" r="{g(m.hit_r)}"></circle>',
            f'<rect class="map-footprint" x="{g(m.x0)}" y="{g(m.y0)}" width="{g(m.w)}" height="{g(m.d)}"{turn}></rect>']
     if m.name:
-        out.append(f'<text class="map-name" x="{cx}" y="{g(m.name_y)}">{e(m.name)}</text>')
+        out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
     if m.damage:
         out.append(f'<text class="map-damage" x="{cx}" y="{cy}">{e(m.damage)}</text>')
     if m.fire:
@@ -401,15 +401,15 @@ def place_names(structures, table_w, table_d):
     """Put each name below its footprint, else above it, else a line lower, wherever it overprints
     nothing already there, the larger structures' first; leave out a name that fits nowhere: on a phone,
     overlapping words read as neither. A structure without its name still says it on a tap."""
-    for s, y in zip(structures, name_places([s.map for s in structures], table_w, table_d)):
-        if y is None:
+    for s, place in zip(structures, name_places([s.map for s in structures], table_w, table_d)):
+        if place is None:
             s.map.name = ""
         else:
-            s.map.name_y = y
+            s.map.name_x, s.map.name_y = place
 
 
 def name_places(pieces, table_w, table_d, rooms=None):
-    """Where `place_names` puts each piece's name: its y, or None where it fits nowhere. `rooms` gives
+    """Where `place_names` puts each piece's name: its (x, y), or None where it fits nowhere. `rooms` gives
     some pieces (by index) other name spots and badges than they have: where the names stood before a
     change to those pieces (`names_moved`)."""
     # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it. Units
@@ -423,6 +423,8 @@ def name_places(pieces, table_w, table_d, rooms=None):
     # footprint is its box: no corners to check.
     rooms = rooms or {}
     grid, cell, inf = {}, NAME_CELL, math.inf
+    # Names placed are filed apart, and checked first: in a crowd another name stops most spots.
+    places, names, slides = [None] * len(pieces), {}, [0] * len(pieces)
     for index, m in enumerate(pieces):
         if m.rotation:
             corners = m.corners
@@ -431,6 +433,8 @@ def name_places(pieces, table_w, table_d, rooms=None):
         else:
             (x0, y0), _, (x1, y1), _ = m.corners
             obstacles = [((x0, y0, x1, y1), None, index)]
+        # How far a name may slide along it (`_name_candidates`): its middle an inch inside either end.
+        slides[index] = int((obstacles[0][0][2] - obstacles[0][0][0]) / 2 - 1)
         badges = rooms[index][1] if index in rooms else m.badges
         obstacles += [((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3), None, inf) for b in badges]
         for obstacle in obstacles:
@@ -438,32 +442,40 @@ def name_places(pieces, table_w, table_d, rooms=None):
             for i in range(int(box[0] // cell), int(box[2] // cell) + 1):
                 for j in range(int(box[1] // cell), int(box[3] // cell) + 1):
                     grid.setdefault((i, j), []).append(obstacle)
-    places, names = [None] * len(pieces), {}  # names placed, filed apart: in a crowd they stop most spots
     order = sorted(range(len(pieces)), key=lambda index: -(pieces[index].w * pieces[index].d))
     for index in order:
         m = pieces[index]
-        cx, half_w, half_h = m.cx, _name_half_width(getattr(m, "label", m.name)), NAME_HALF_HEIGHT
-        x0, x1 = cx - half_w, cx + half_w
-        if x0 < 0 or x1 > table_w:
-            continue
-        i0, i1 = int(x0 // cell), int(x1 // cell) + 1
-        for y in rooms[index][0] if index in rooms else m.name_spots:
-            y0, y1 = y - half_h, y + half_h
-            if y0 < 0 or y1 > table_d:
+        half_w, half_h = _name_half_width(getattr(m, "label", m.name)), NAME_HALF_HEIGHT
+        for x, y in _name_candidates(m.cx, rooms[index][0] if index in rooms else m.name_spots, slides[index]):
+            x0, x1, y0, y1 = x - half_w, x + half_w, y - half_h, y + half_h
+            if x0 < 0 or x1 > table_w or y0 < 0 or y1 > table_d:
                 continue
-            box, j0, j1 = (x0, y0, x1, y1), int(y0 // cell), int(y1 // cell) + 1
-            squares = [(i, j) for i in range(i0, i1) for j in range(j0, j1)]
+            box = (x0, y0, x1, y1)
+            squares = [(i, j) for i in range(int(x0 // cell), int(x1 // cell) + 1)
+                       for j in range(int(y0 // cell), int(y1 // cell) + 1)]
             if any(x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1
                    for square in squares for other in names.get(square, ())):
                 continue
             if all(drawn <= index or not (x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1)
                    or corners is not None and not _overlap(_corners(box), corners)
                    for square in squares for other, corners, drawn in grid.get(square, ())):
-                places[index] = y
+                places[index] = (x, y)
                 for square in squares:
                     names.setdefault(square, []).append(box)
                 break
     return places
+
+
+def _name_candidates(cx, spots, slides):
+    """Where a name may go: each spot with the name centred on its piece; then, along a footprint long
+    across the table (a trench, a wall, a long house), the same spots with the name slid along it an inch
+    at a time (`slides` of them each way), nearest first. The demo's communication trench, 12 inches long
+    under a 17-inch name, had its three spots taken by the loghouse at its left end and the cottage's
+    name below it; slid right, its name sits above it, clear of both."""
+    centred = [(cx, y) for y in spots]
+    if slides < 1:
+        return centred
+    return centred + [(cx + way * step, y) for step in range(1, slides + 1) for y in spots for way in (1, -1)]
 
 
 NAME_CELL = 8  # inches: the side of a square of the table in place_names' index
@@ -714,7 +726,8 @@ def names_moved(entries, board):
         return set()
     pieces = [s.map for s in board.structures]
     before = name_places(pieces, board.map["width"], board.map["depth"], then)
-    return {s.sid for s, y in zip(board.structures, before) if y != (s.map.name_y if s.map.name else None)}
+    return {s.sid for s, place in zip(board.structures, before)
+            if place != ((s.map.name_x, s.map.name_y) if s.map.name else None)}
 
 
 def last_undoable(battle, page=None):

@@ -74,6 +74,24 @@ def test_a_name_stays_off_a_footprint_drawn_after_it_not_one_drawn_before():
     assert shed.map.name_y == shed.map.name_spots[0]
 
 
+def test_a_long_thin_footprints_name_slides_along_it_to_a_free_spot():
+    """The demo's communication trench: 12 inches long, its name 17. The loghouse at its left end (drawn
+    after it) takes the spot above, the cottage's name the spots below; centred, its name fitted nowhere
+    and showed only on a tap. Slid along the trench, it sits above it, clear of both."""
+    trench = piece("Communication tre…", 40, 8, 12, 1.5)
+    cottage = piece("Timber cottage", 42, 15, 5, 4)
+    cottage.map.name_spots = (11.3,)  # where the demo's cottage has its name: above it, just under the trench
+    loghouse = piece("Soviet AT/HMG Log…", 31, 4, 5, 4, badges=[SimpleNamespace(x=29.4, y=6.2)])
+    loghouse.map.name_spots = (8.7,)  # below its badge
+    place_names([trench, cottage, loghouse], 72, 48)
+    assert cottage.map.name_y == 11.3 and trench.map.name == "Communication tre…"
+    box = name_box(trench.map.name, trench.map.name_x, trench.map.name_y)
+    for other in (cottage, loghouse):
+        assert not boxes_meet(box, name_box(other.map.name, other.map.name_x, other.map.name_y))
+    assert not boxes_meet(box, (28.5, 2, 33.5, 6))  # the loghouse's footprint
+    assert 34 < trench.map.name_x < 46  # still over its own trench
+
+
 def test_a_lone_small_piece_takes_a_thumbs_width_of_taps_on_the_narrowest_phone():
     """A 72-inch table is 344 px wide on a 360 px phone: 44 px is 9.2 inches, a circle of 4.6."""
     (hut,) = pieces = [piece("Hut", 30, 20, 2, 2)]

@@ -3,7 +3,9 @@ poll, in process through Django's test client against PostgreSQL, for the battle
 tests (tests/battles/test_queries.py `arena`): one house and 10 log entries; the same house with 5,000
 entries; and 201 structures (two floors each, windows, every other one occupied, every tenth a
 bunker) with 5,000 entries. Issue 5 asks for a 5,000-entry battle to open as fast as a 10-entry one;
-the tests hold the query counts equal, this measures the time.
+the tests hold the query counts equal, this measures the time. Then, for the 201-structure battle's map
+alone, the CPU of laying out every piece (`views.map_of`), of placing the names and of widening every
+tap circle, each called on its own n × 10 times.
 
     .venv/bin/python bench/bench_size.py          # about a minute
     .venv/bin/python bench/bench_size.py -n 20    # fewer repeats
@@ -95,6 +97,27 @@ def main(argv):
             lambda: watcher.get(poll, {**behind, "card": f"s{w.house.pk}"}, HTTP_HX_REQUEST="true"), another_attack)
         rows[label] = figures
 
+    # The map alone, for the largest battle: what every answer pays to place the names (and, before
+    # the circles were worked out only for the pieces drawn, the tap circles), and a page for all of it.
+    from apps.battles import views
+    from apps.battles.models import Battle
+
+    large = worlds["201 structures, 5,000 entries"].battle
+    battle = Battle.objects.select_related("campaign", "scenario").get(pk=large.pk)
+    board = views.load_board(battle)
+    width, depth = float(battle.table_width), float(battle.table_depth)
+    pieces = {"map_of (every piece's layout, names placed)": lambda: views.map_of(battle, board.structures, board.units),
+              "place_names": lambda: views.place_names(board.structures, width, depth),
+              "reach_out (every tap circle)": lambda: views.reach_out(board.structures, width)}
+    map_rows = {}
+    for name, call in pieces.items():
+        times = []
+        for _ in range(args.n * 10):
+            start = time.process_time()
+            call()
+            times.append(time.process_time() - start)
+        map_rows[name] = statistics.median(times) * 1000, min(times) * 1000
+
     labels = list(worlds)
     print(f"\nmedian CPU ms of this process per request (n={args.n}), and the answer's size; "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}")
@@ -102,6 +125,9 @@ def main(argv):
     for name in rows[labels[0]]:
         print(f"{name:<26}" + "".join(f"{rows[label][name][0]:>19.2f} ms {rows[label][name][1] / 1024:>6.1f} KB"
                                       for label in labels))
+    print(f"\nthe 201-structure battle's map, CPU ms (n={args.n * 10}): median, best")
+    for name, (median, best) in map_rows.items():
+        print(f"{name:<50}{median:>8.2f}{best:>8.2f}")
     return 0
 
 

@@ -8,7 +8,6 @@ bundle the poll sends other phones) and a plain browser with a 303 back to the p
 import math
 import re
 import unicodedata
-from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
@@ -154,8 +153,12 @@ def map_of(battle, structures, units):
     """The table drawn to scale in inches: footprints centred on (x, y), rotated clockwise."""
     for s in structures:
         cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
-        inside = Counter(f.occupant.army.side for f in s.floor_rows
-                         if getattr(f, "occupant", None) is not None and not f.occupant.destroyed)
+        inside = {}  # side: units (a Counter of these, checking its argument's type, was a tenth of the map)
+        for f in s.floor_rows:
+            occupant = getattr(f, "occupant", None)
+            if occupant is not None and not occupant.destroyed:
+                side = occupant.army.side
+                inside[side] = inside.get(side, 0) + 1
         states = ["st-collapsed" if s.collapsed else "st-destroyed" if s.destroyed else
                   "st-damaged" if s.damage_taken else "st-intact"]
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
@@ -171,27 +174,21 @@ def map_of(battle, structures, units):
             elif s.crew_pins:
                 crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
         turn = math.radians(float(s.rotation))
-        # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
-        # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
-        # inside and the crew's P/R would cover the name: it goes below them.
-        half_d = (abs(w * math.sin(turn)) + abs(d * math.cos(turn))) / 2
-        # (Clear of the badges' foot, 3.5 inches down, and of a crew's P/R, by half a name with its halo.)
-        below = max(half_d + 1.3, 4.7 if inside or crew else 0)
-        # Where that would overprint something, above the footprint, clear of its fire's diamond (its
-        # top 2.4 + 1.63 inches up); else a line lower than below.
-        above = max(half_d + 1.3, 5.1 if s.burning else 0)
+        cos, sin = math.cos(turn), math.sin(turn)
+        half_d = (abs(w * sin) + abs(d * cos)) / 2
+        room = NameRoom(tuple(side for side in ("A", "B") if side in inside), bool(crew), s.burning)
+        spots, badge_spots = name_room(cx, cy, half_d, room)
+        label = s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…"
         s.map = Piece(
             cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
-            name_y=round(cy + below, 2), name=s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…",
-            name_spots=(round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)),
-            corners=[(cx + x * math.cos(turn) - y * math.sin(turn), cy + x * math.sin(turn) + y * math.cos(turn))
+            name_x=cx, name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
+            corners=[(cx + x * cos - y * sin, cy + x * sin + y * cos)
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
-            classes=" ".join(states), hit_r=max(2.5, min(w, d) / 2),
+            classes=" ".join(states), own_r=max(2.5, min(w, d) / 2),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
             fire=f"{float(s.fire_size):g}" if s.burning else "", crew=crew,
-            badges=[SimpleNamespace(side=side, n=inside[side], x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2)
-                    for side in ("A", "B") if inside[side]],
+            badges=[SimpleNamespace(side=b.side, n=inside[b.side], x=b.x, y=b.y) for b in badge_spots],
             title=", ".join(describe(s)),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
@@ -199,11 +196,40 @@ def map_of(battle, structures, units):
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper())
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
-    reach_out(structures, float(battle.table_width))
+    # Each piece's tap circle is worked out when the piece is drawn: an answer draws only the pieces
+    # that changed, and a circle depends on nothing a log entry changes (`Reach`).
+    reach = Reach([s.map for s in structures], float(battle.table_width))
+    for s in structures:
+        s.map.reach = reach
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
             "crews": any(s.crewed for s in structures)}  # the key explains P / R / 0 only where they can show
+
+
+@dataclass(frozen=True)
+class NameRoom:
+    """What of a structure's state moves its name's spots: the sides holding it (their badges), a crew's
+    letter under its middle, its fire's diamond above. A log entry changes these, never its footprint."""
+
+    sides: tuple
+    crew: bool
+    burning: bool
+
+
+def name_room(cx, cy, half_d, room):
+    """A name's spots (below the footprint, above it, a line lower than below) and where the badges of who
+    holds it stand, for a footprint reaching `half_d` inches above and below its middle."""
+    # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
+    # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
+    # inside and the crew's P/R would cover the name: it goes below them.
+    # (Clear of the badges' foot, 3.5 inches down, and of a crew's P/R, by half a name with its halo.)
+    below = max(half_d + 1.3, 4.7 if room.sides or room.crew else 0)
+    # Where that would overprint something, above the footprint, clear of its fire's diamond (its
+    # top 2.4 + 1.63 inches up); else a line lower than below.
+    above = max(half_d + 1.3, 5.1 if room.burning else 0)
+    badges = [SimpleNamespace(side=side, x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2) for side in room.sides]
+    return (round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)), badges
 
 
 ZONE_LABEL_SIZE = 1.3  # a deployment zone's label: height in inches (battle.css)
@@ -280,6 +306,10 @@ class Piece(SimpleNamespace):
     def svg(self):
         return piece_svg(self)
 
+    @cached_property
+    def hit_r(self):
+        return self.reach.radius(self, self.own_r)
+
 
 def piece_svg(m):
     """One structure on the map (inside its link or group): the shape a tap hits, its footprint to
@@ -291,7 +321,7 @@ def piece_svg(m):
            f'<circle class="map-hit" cx="{cx}" cy="{cy}" r="{g(m.hit_r)}"></circle>',
            f'<rect class="map-footprint" x="{g(m.x0)}" y="{g(m.y0)}" width="{g(m.w)}" height="{g(m.d)}"{turn}></rect>']
     if m.name:
-        out.append(f'<text class="map-name" x="{cx}" y="{g(m.name_y)}">{e(m.name)}</text>')
+        out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
     if m.damage:
         out.append(f'<text class="map-damage" x="{cx}" y="{cy}">{e(m.damage)}</text>')
     if m.fire:
@@ -352,16 +382,36 @@ NAME_LINE = NAME_LINE_EMS * NAME_SIZE + NAME_HALO
 
 def name_box(name, x, y):
     """The box a name drawn at (x, y) covers, its halo (the text's stroke, half outside each glyph) included."""
-    ems = sum(NAME_EMS.get(ch) or NAME_EMS.get(unicodedata.normalize("NFD", ch)[0], WIDEST_EM) for ch in name)
-    half_w = ems * NAME_SIZE / 2 + NAME_HALO / 2
-    half_h = NAME_LINE_EMS * NAME_SIZE / 2 + NAME_HALO / 2
-    return (x - half_w, y - half_h, x + half_w, y + half_h)
+    half_w = _name_half_width(name)
+    return (x - half_w, y - NAME_HALF_HEIGHT, x + half_w, y + NAME_HALF_HEIGHT)
+
+
+def _name_half_width(name):
+    try:
+        ems = sum(map(NAME_EMS.__getitem__, name))
+    except KeyError:  # an accented letter or one not listed
+        ems = sum(NAME_EMS.get(ch) or NAME_EMS.get(unicodedata.normalize("NFD", ch)[0], WIDEST_EM) for ch in name)
+    return ems * NAME_SIZE / 2 + NAME_HALO / 2
+
+
+NAME_HALF_HEIGHT = NAME_LINE_EMS * NAME_SIZE / 2 + NAME_HALO / 2
 
 
 def place_names(structures, table_w, table_d):
     """Put each name below its footprint, else above it, else a line lower, wherever it overprints
     nothing already there, the larger structures' first; leave out a name that fits nowhere: on a phone,
     overlapping words read as neither. A structure without its name still says it on a tap."""
+    for s, place in zip(structures, name_places([s.map for s in structures], table_w, table_d)):
+        if place is None:
+            s.map.name = ""
+        else:
+            s.map.name_x, s.map.name_y = place
+
+
+def name_places(pieces, table_w, table_d, rooms=None):
+    """Where `place_names` puts each piece's name: its (x, y), or None where it fits nowhere. `rooms` gives
+    some pieces (by index) other name spots and badges than they have: where the names stood before a
+    change to those pieces (`names_moved`)."""
     # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it. Units
     # in the open are not: they stand beside buildings all game, and a map whose buildings lose their
     # names to them reads worse than a dot under a word. The footprints drawn after a name's own (later
@@ -369,45 +419,66 @@ def place_names(structures, table_w, table_d):
     # Each obstacle is filed under the squares of the table it covers, and a name is checked against
     # those of its own squares only: checked against every other, the 200-structure battle's names took
     # 277 ms a map. An obstacle is (box, turned corners or None, the index of the structure it is the
-    # footprint of, or infinity: a badge or a name, which every name must keep off).
-    grid = {}
-
-    def file(box, corners=None, drawn=math.inf):
-        for cell in _cells(box):
-            grid.setdefault(cell, []).append((box, corners, drawn))
-
-    def free(box, index):
-        for cell in _cells(box):
-            for other, corners, drawn in grid.get(cell, ()):
-                if (drawn > index and box[0] < other[2] and other[0] < box[2] and box[1] < other[3] and other[1] < box[3]
-                        and (corners is None or _overlap(_corners(box), corners))):
-                    return False
-        return True
-
-    for i, s in enumerate(structures):
-        corners = s.map.corners
-        file((min(x for x, _ in corners), min(y for _, y in corners), max(x for x, _ in corners),
-              max(y for _, y in corners)), corners, i)
-        for b in s.map.badges:
-            file((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3))
-    order = {id(s): i for i, s in enumerate(structures)}
-    for s in sorted(structures, key=lambda s: -(s.map.w * s.map.d)):
-        for y in s.map.name_spots:
-            box = name_box(s.map.name, s.map.cx, y)
-            if 0 <= box[0] and box[2] <= table_w and 0 <= box[1] and box[3] <= table_d and free(box, order[id(s)]):
-                s.map.name_y = y
-                file(box)
-                break
+    # footprint of, or infinity: a badge or a name, which every name must keep off). An unturned
+    # footprint is its box: no corners to check.
+    rooms = rooms or {}
+    grid, cell, inf = {}, NAME_CELL, math.inf
+    # Names placed are filed apart, and checked first: in a crowd another name stops most spots.
+    places, names, slides = [None] * len(pieces), {}, [0] * len(pieces)
+    for index, m in enumerate(pieces):
+        if m.rotation:
+            corners = m.corners
+            xs, ys = [x for x, _ in corners], [y for _, y in corners]
+            obstacles = [((min(xs), min(ys), max(xs), max(ys)), corners, index)]
         else:
-            s.map.name = ""
+            (x0, y0), _, (x1, y1), _ = m.corners
+            obstacles = [((x0, y0, x1, y1), None, index)]
+        # How far a name may slide along it (`_name_candidates`): its middle an inch inside either end.
+        slides[index] = int((obstacles[0][0][2] - obstacles[0][0][0]) / 2 - 1)
+        badges = rooms[index][1] if index in rooms else m.badges
+        obstacles += [((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3), None, inf) for b in badges]
+        for obstacle in obstacles:
+            box = obstacle[0]
+            for i in range(int(box[0] // cell), int(box[2] // cell) + 1):
+                for j in range(int(box[1] // cell), int(box[3] // cell) + 1):
+                    grid.setdefault((i, j), []).append(obstacle)
+    order = sorted(range(len(pieces)), key=lambda index: -(pieces[index].w * pieces[index].d))
+    for index in order:
+        m = pieces[index]
+        half_w, half_h = _name_half_width(getattr(m, "label", m.name)), NAME_HALF_HEIGHT
+        for x, y in _name_candidates(m.cx, rooms[index][0] if index in rooms else m.name_spots, slides[index]):
+            x0, x1, y0, y1 = x - half_w, x + half_w, y - half_h, y + half_h
+            if x0 < 0 or x1 > table_w or y0 < 0 or y1 > table_d:
+                continue
+            box = (x0, y0, x1, y1)
+            squares = [(i, j) for i in range(int(x0 // cell), int(x1 // cell) + 1)
+                       for j in range(int(y0 // cell), int(y1 // cell) + 1)]
+            if any(x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1
+                   for square in squares for other in names.get(square, ())):
+                continue
+            if all(drawn <= index or not (x0 < other[2] and other[0] < x1 and y0 < other[3] and other[1] < y1)
+                   or corners is not None and not _overlap(_corners(box), corners)
+                   for square in squares for other, corners, drawn in grid.get(square, ())):
+                places[index] = (x, y)
+                for square in squares:
+                    names.setdefault(square, []).append(box)
+                break
+    return places
+
+
+def _name_candidates(cx, spots, slides):
+    """Where a name may go: each spot with the name centred on its piece; then, along a footprint long
+    across the table (a trench, a wall, a long house), the same spots with the name slid along it an inch
+    at a time (`slides` of them each way), nearest first. The demo's communication trench, 12 inches long
+    under a 17-inch name, had its three spots taken by the loghouse at its left end and the cottage's
+    name below it; slid right, its name sits above it, clear of both."""
+    centred = [(cx, y) for y in spots]
+    if slides < 1:
+        return centred
+    return centred + [(cx + way * step, y) for step in range(1, slides + 1) for y in spots for way in (1, -1)]
 
 
 NAME_CELL = 8  # inches: the side of a square of the table in place_names' index
-
-
-def _cells(box):
-    return [(i, j) for i in range(int(box[0] // NAME_CELL), int(box[2] // NAME_CELL) + 1)
-            for j in range(int(box[1] // NAME_CELL), int(box[3] // NAME_CELL) + 1)]
 
 
 def _corners(box):
@@ -437,22 +508,36 @@ def reach_out(structures, table_w):
     its neighbours leave room: never over another structure's footprint (a tap on what is drawn must
     go to it), never past halfway to another piece's middle (two circles would meet, and whichever is
     drawn later would take the other's taps). Nothing drawn changes."""
-    want = TAP_PX / 2 * table_w / MAP_PX
-    pieces = sorted((s.map for s in structures), key=lambda m: m.cx)
-    widest = max((math.hypot(m.w, m.d) / 2 for m in pieces), default=0)
-    for i, m in enumerate(pieces):
-        room = want
+    pieces = [s.map for s in structures]
+    reach = Reach(pieces, table_w)
+    for m, r in [(m, reach.radius(m, m.hit_r)) for m in pieces]:
+        m.hit_r = r
+
+
+class Reach:
+    """The table's pieces in order across it: how far one piece's circle may reach (`reach_out`), worked
+    out for that piece alone. A circle depends on the footprints only, which no log entry moves: an
+    answer that draws three pieces of two hundred works out three circles."""
+
+    def __init__(self, pieces, table_w):
+        self.want = TAP_PX / 2 * table_w / MAP_PX
+        self.pieces = sorted(pieces, key=lambda m: m.cx)
+        self.at = {id(m): i for i, m in enumerate(self.pieces)}
+        self.widest = max((math.hypot(m.w, m.d) / 2 for m in self.pieces), default=0)
+
+    def radius(self, m, own):
+        """The circle of `m`, which has `own` (half its shorter side, 2.5 inches at least) by itself."""
+        pieces, i, room = self.pieces, self.at[id(m)], self.want
         # Outwards along the table from this piece, until the others are too far across to matter (a
         # circle or a footprint that far leaves it all the room it has) or there is no more room than
         # its own circle has already: a battle has hundreds.
         for step in (-1, 1):
             j = i + step
-            while (0 <= j < len(pieces) and room > m.hit_r
-                   and abs(pieces[j].cx - m.cx) < max(2 * room, room + widest)):
+            while 0 <= j < len(pieces) and room > own and abs(pieces[j].cx - m.cx) < max(2 * room, room + self.widest):
                 o = pieces[j]
                 room = min(room, _distance_to_footprint(m.cx, m.cy, o), math.dist((m.cx, m.cy), (o.cx, o.cy)) / 2)
                 j += step
-        m.hit_r = round(max(m.hit_r, room), 2)
+        return round(max(own, room), 2)
 
 
 def _distance_to_footprint(x, y, m):
@@ -588,8 +673,61 @@ def touched_by(entries, board, *, map_known, map_version, card):
         return None
     unit_rows = [u for u in board.units if u.uid in units]
     structures.update(f"s{u.floor.structure_id}" for u in unit_rows if u.floor_id)
+    moved = names_moved(entries, board)
+    if moved is None:
+        return None
     structure_rows = [s for s in board.structures if s.sid in structures]
-    return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures)
+    # A changed piece's name may push a neighbour's elsewhere, or leave it room to come back where it
+    # was: those neighbours are redrawn on the map too (their list rows have not changed).
+    return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures,
+                           pieces=[s for s in board.structures if s.sid in structures or s.sid in moved])
+
+
+def names_moved(entries, board):
+    """The structures whose name a page drew elsewhere (or left out, or showed) before `entries`
+    (newest first) than the map draws now: the name's spots of a structure whose holders, crew letter
+    or fire an entry changed move, and with them any name placed after it. None when that cannot be
+    told: an undo's record holds what it restored, not the state it took back, and the page held the
+    entry it undid (the poll then redraws the whole map)."""
+    rooms, unknown = {}, set()
+    units = {u.uid: (f"s{u.floor.structure_id}" if u.floor_id else None, u.army.side, u.destroyed)
+             for u in board.units}
+    held_by = set()  # the structures a changed unit stood in, then or now
+    for entry in entries:
+        record = entry.touched or {}
+        if entry.undoes_id:
+            unknown.update(record.get("structures") or {})
+            continue
+        for sid, before in (record.get("structures") or {}).items():
+            crew = before.get("crew")
+            rooms[sid] = (bool(crew) and (crew.get("routed") or not crew.get("men") or bool(crew.get("pins"))),
+                          before.get("fire") is not None)
+            unknown.discard(sid)
+        for uid, before in (record.get("units") or {}).items():
+            held_by.update(place for place in (units.get(uid, (None,))[0], before.get("structure")) if place)
+            units[uid] = (before.get("structure"), before.get("side"), before.get("destroyed"))
+    if unknown:
+        return None
+    sides = {}
+    for place, side, destroyed in units.values():
+        if place in held_by and not destroyed:
+            sides.setdefault(place, set()).add(side)
+    then = {}
+    for index, s in enumerate(board.structures):
+        m = s.map
+        if s.sid not in rooms and s.sid not in held_by:
+            continue
+        crew, burning = rooms.get(s.sid, (m.room.crew, m.room.burning))
+        room = NameRoom(tuple(side for side in ("A", "B") if side in sides.get(s.sid, ())) if s.sid in held_by
+                        else m.room.sides, crew, burning)
+        if room != m.room:
+            then[index] = name_room(m.cx, m.cy, m.half_d, room)
+    if not then:
+        return set()
+    pieces = [s.map for s in board.structures]
+    before = name_places(pieces, board.map["width"], board.map["depth"], then)
+    return {s.sid for s, place in zip(board.structures, before)
+            if place != ((s.map.name_x, s.map.name_y) if s.map.name else None)}
 
 
 def last_undoable(battle, page=None):

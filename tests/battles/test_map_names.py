@@ -1,12 +1,21 @@
 """Where the map writes each structure's name (views.place_names) and how far round it a piece takes a
-tap (views.reach_out): plain functions of the pieces."""
+tap (views.reach_out): plain functions of the pieces; and the answers and polls that redraw a neighbour
+whose name a change moved (views.names_moved)."""
 
 import math
+import re
+import uuid
 from types import SimpleNamespace
 
 import pytest
+from django.urls import reverse
 
+from apps.battles import services
 from apps.battles.views import NAME_LINE, name_box, place_names, reach_out
+from apps.structures.models import Structure
+from tests.battles.test_poll import HTMX, held
+from tests.battles.test_views import he_attack, sid, signed, uid, w  # noqa: F401 - w is the battle fixture
+from tests.campaigns.test_pages import body
 
 
 def piece(name, cx, cy, w, d, badges=()):
@@ -65,6 +74,24 @@ def test_a_name_stays_off_a_footprint_drawn_after_it_not_one_drawn_before():
     assert shed.map.name_y == shed.map.name_spots[0]
 
 
+def test_a_long_thin_footprints_name_slides_along_it_to_a_free_spot():
+    """The demo's communication trench: 12 inches long, its name 17. The loghouse at its left end (drawn
+    after it) takes the spot above, the cottage's name the spots below; centred, its name fitted nowhere
+    and showed only on a tap. Slid along the trench, it sits above it, clear of both."""
+    trench = piece("Communication tre…", 40, 8, 12, 1.5)
+    cottage = piece("Timber cottage", 42, 15, 5, 4)
+    cottage.map.name_spots = (11.3,)  # where the demo's cottage has its name: above it, just under the trench
+    loghouse = piece("Soviet AT/HMG Log…", 31, 4, 5, 4, badges=[SimpleNamespace(x=29.4, y=6.2)])
+    loghouse.map.name_spots = (8.7,)  # below its badge
+    place_names([trench, cottage, loghouse], 72, 48)
+    assert cottage.map.name_y == 11.3 and trench.map.name == "Communication tre…"
+    box = name_box(trench.map.name, trench.map.name_x, trench.map.name_y)
+    for other in (cottage, loghouse):
+        assert not boxes_meet(box, name_box(other.map.name, other.map.name_x, other.map.name_y))
+    assert not boxes_meet(box, (28.5, 2, 33.5, 6))  # the loghouse's footprint
+    assert 34 < trench.map.name_x < 46  # still over its own trench
+
+
 def test_a_lone_small_piece_takes_a_thumbs_width_of_taps_on_the_narrowest_phone():
     """A 72-inch table is 344 px wide on a 360 px phone: 44 px is 9.2 inches, a circle of 4.6."""
     (hut,) = pieces = [piece("Hut", 30, 20, 2, 2)]
@@ -87,3 +114,80 @@ def test_pieces_closer_than_their_circles_keep_the_circles_they_had():
     pieces = [piece(f"Block {n}", n + 1, 30, 2, 2) for n in range(10)]
     reach_out(pieces, 72)
     assert {p.map.hit_r for p in pieces} == {2.5}
+
+
+# Live updates: an answer redraws the pieces whose names moved -----------------------------------
+
+def drawn_piece(html, structure):
+    """What the map draws of a structure (inside its link): its circle, footprint, name and badges."""
+    found = re.search(r'<a id="map-s%d"[^>]*>(.*?)</a>' % structure.pk, html, re.S)
+    return found and found.group(1).strip()
+
+
+def name_y(piece):
+    found = re.search(r'<text class="map-name" x="[^"]*" y="([^"]*)"', piece or "")
+    return found and float(found.group(1))
+
+
+@pytest.fixture
+def huts(w):
+    """Beside the house: a hut, and a woodshed whose name sits below it, clear of the hut's. Rifles moving
+    into the hut bring side A's badge under its left side, over where the woodshed's name reaches: that
+    name must go above its footprint, on every phone."""
+    w.hut = w.structure("Hut", floors=1, x=50, y=20, width=2, depth=2)
+    w.woodshed = w.structure("Woodshed", floors=1, x=43, y=20, width=2, depth=2)
+    return w
+
+
+def move_in(w, client, params):
+    return client.post(reverse("battle_resolve", args=[w.battle.pk]), {
+        "action": "move", "unit": uid(w.rifles), "structure": sid(w.hut), "floor": "0",
+        "client_token": str(uuid.uuid4()), "m": params["m"], "after": params["after"], "v": params["v"]}, **HTMX)
+
+
+def test_a_move_that_pushes_a_neighbours_name_redraws_it_where_the_page_would(client, huts):
+    w = huts
+    signed(client, w.alice)
+    before = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert name_y(drawn_piece(before, w.woodshed)) == 20 + 1 + 1.3  # below its footprint
+    params = held(w)
+    answer = body(move_in(w, client, params))
+    assert "Resolved #" in answer
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    woodshed = drawn_piece(page_now, w.woodshed)
+    assert name_y(woodshed) < 20  # above it now: the hut's badge stands where it was
+    # The mover's own answer and another phone's poll (one change behind) redraw the woodshed as the
+    # page draws it, though the move changed neither it nor its row in the list.
+    poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
+    for html in (answer, poll):
+        assert "<template><svg>" in html and '<div id="map"' not in html  # pieces, not the whole map
+        assert drawn_piece(html, w.woodshed) == woodshed
+        assert drawn_piece(html, w.hut) == drawn_piece(page_now, w.hut)
+        assert f'id="structure-{w.woodshed.pk}"' not in html
+        assert drawn_piece(html, w.house) is None  # its name stays where it was: not redrawn
+
+
+def test_a_move_out_again_brings_the_neighbours_name_back(client, huts):
+    w = huts
+    signed(client, w.alice)
+    move_in(w, client, held(w))
+    params = held(w)
+    services.perform(battle_id=w.battle.pk, user=w.alice, action="move",
+                     inputs={"unit": uid(w.rifles), "x": "10", "y": "5"})
+    poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert name_y(drawn_piece(page_now, w.woodshed)) == 20 + 1 + 1.3
+    assert drawn_piece(poll, w.woodshed) == drawn_piece(page_now, w.woodshed)
+
+
+def test_a_page_that_held_what_an_undo_took_back_gets_the_whole_map(client, w):
+    """The undo's record says what it restored, not what it took back (the fire as the upkeep had grown
+    it, or lit, or put out): where the names stood on that page cannot be told, so the whole map is
+    redrawn rather than a neighbour's name left where the page had it."""
+    Structure.objects.filter(pk=w.house.pk).update(fire_size=2, fire_started_turn=1, flammable=True)
+    for _ in range(2):  # the second turn's upkeep doubles the fire: a change to the house alone
+        services.turn_action(battle_id=w.battle.pk, user=w.alice, action="end_turn")
+    params = held(w)
+    services.undo_last(battle_id=w.battle.pk, user=w.alice)
+    poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
+    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in poll and "<template>" not in poll

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, connection, transaction
@@ -44,10 +45,14 @@ from apps.structures.models import NO_CREW, Floor, Material, Opening, Structure,
 
 CAMPAIGN_FORMAT = "redoubt.campaign"
 CAMPAIGN_VERSION = 1
-# A campaign carries every battle's log with its undo data, about 1.6 kB an entry as `campaign_text` writes
-# it: 50 MB is some 30,000 entries, years of weekly games. Importing one that size takes about 15 s here
-# (hence gunicorn's --timeout 120 in the Dockerfile and README); parsing it, some 300 MB of memory.
-MAX_BYTES = 50_000_000
+
+
+def max_bytes():
+    """The largest file the import takes: `settings.CAMPAIGN_FILE_MAX_BYTES`, read when asked so a test
+    or a host can change it (why it is what it is: docs/formats.md)."""
+    return settings.CAMPAIGN_FILE_MAX_BYTES
+
+
 # The download reads the log this many entries at a time (some 1.7 MB of JSON, a few times that as
 # Python objects) and hands the server pieces of about PIECE characters.
 LOG_CHUNK = 1000

@@ -64,13 +64,21 @@ def _no_constants(name):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _pairs(pairs):
-    seen = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f'the key "{key}" appears twice in one object')
-        seen[key] = value
-    return seen
+def _objects():
+    """The object hook of one parse: it refuses a repeated key, and keeps one copy of each string value
+    (json shares repeated keys, not values). A campaign's log names the same structures, units, materials
+    and actions thousands of times: a 30,000-entry file parsed to 197 MB, 162 MB so (bench_export.py)."""
+    same = {}
+
+    def pairs(pairs):
+        seen = {}
+        for key, value in pairs:
+            if key in seen:
+                raise ValueError(f'the key "{key}" appears twice in one object')
+            seen[key] = same.setdefault(value, value) if type(value) is str else value
+        return seen
+
+    return pairs
 
 
 def parse_document(raw, *, limit=MAX_BYTES):
@@ -86,7 +94,7 @@ def parse_document(raw, *, limit=MAX_BYTES):
     if not raw.strip():
         raise FormatErrors([(ROOT, "is empty")])
     try:
-        return json.loads(raw, parse_constant=_no_constants, object_pairs_hook=_pairs)
+        return json.loads(raw, parse_constant=_no_constants, object_pairs_hook=_objects())
     except json.JSONDecodeError as exc:
         raise FormatErrors([(ROOT, f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}")]) from None
     except RecursionError:

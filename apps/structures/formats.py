@@ -72,9 +72,9 @@ def _objects():
     and actions thousands of times: a 30,000-entry file parsed to 197 MB, 162 MB so (bench_export.py)."""
     same = {}
 
-    def pairs(pairs):
+    def pairs(items):
         seen = {}
-        for key, value in pairs:
+        for key, value in items:
             if key in seen:
                 raise ValueError(f'the key "{key}" appears twice in one object')
             seen[key] = same.setdefault(value, value) if type(value) is str else value

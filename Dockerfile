@@ -20,4 +20,4 @@ RUN DEBUG=0 SECRET_KEY=collectstatic-only-$(head -c 48 /dev/urandom | od -An -tx
 USER redoubt
 EXPOSE 8000
 ENV DEBUG=0
-CMD ["sh", "-c", "python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_CONCURRENCY:-3} --timeout 120 --access-logfile -"]
+CMD ["sh", "-c", "python manage.py migrate --no-input && exec gunicorn config.wsgi --bind 0.0.0.0:8000 --workers ${WEB_CONCURRENCY:-3} --timeout 300 --access-logfile -"]

@@ -1,10 +1,12 @@
-"""What a campaign file costs the worker that writes it: the peak memory (RSS) of a fresh process that
-downloads the demo campaign's file through Django's test client, and the seconds it takes, with the
-first session's log grown to 5,000 and then 30,000 entries.
+"""What a campaign file costs the worker that writes it (and with --import, the one that reads it
+back): the peak memory (RSS) of a fresh process that downloads the demo campaign's file through
+Django's test client, and the seconds it takes, with the first session's log grown to 5,000 and then
+30,000 entries.
 
     .venv/bin/python bench/bench_export.py                 # about three minutes
     .venv/bin/python bench/bench_export.py --sizes 2000    # quicker
     .venv/bin/python bench/bench_export.py --gunicorn      # and the largest through one gunicorn worker
+    .venv/bin/python bench/bench_export.py --import        # and each file imported again
 
 Recreates the PostgreSQL database `redoubt_bench_export` each time and loads the demo. The log's
 entries are real ones: the rifle squad moving into the timber workshop and out again through the
@@ -18,6 +20,8 @@ worker would serve one download:
   would (a streamed body written to a file as it comes);
 - `one dict`: the way the view answered before it streamed, `campaign_text(export_campaign(c))` in one
   HttpResponse: the whole campaign as one dict, then one string, then its bytes.
+- `import` (with --import): the `view` file posted to the import page in a child of its own, as a WSGI
+  server hands Django an upload (the multipart body read from a file), as the demo club's organiser.
 "idle" is the child's RSS after Django is set up and the client signed in, before the download. Both
 files must be the same bytes (their SHA-256 is compared). With --gunicorn, the largest campaign is also
 downloaded over HTTP from one gunicorn worker (production settings, a free port), and the worker's RSS
@@ -87,12 +91,69 @@ def child(mode, campaign_pk, out):
                       "sha256": digest.hexdigest(), "streamed": bool(getattr(response, "streaming", False))}))
 
 
-def run_child(env, mode, campaign_pk):
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+def import_child(campaign_pk, path):
+    """The file at `path` imported through the import page in this fresh process, as a WSGI server hands
+    Django an upload: the multipart body read from a file (`wsgi.input`), so the figures are the view's
+    and not a copy of the body held by the bench. Prints its figures as one JSON line."""
+    import io
+    from uuid import uuid4
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.test.client import ClientHandler
+    from django.urls import reverse
+
+    from apps.campaigns.models import Campaign
+
+    campaign = Campaign.objects.get(pk=campaign_pk)
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(get_user_model().objects.get(username="demo"))  # the club's organiser
+    boundary = uuid4().hex
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"club\"\r\n\r\n{campaign.club_id}\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"campaign.json\"\r\n"
+            "Content-Type: application/json\r\n\r\n").encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    size = os.path.getsize(path)
+    with open(path, "rb") as upload, tempfile.TemporaryFile() as body:
+        body.write(head)
+        while piece := upload.read(1 << 20):
+            body.write(piece)
+        body.write(tail)
+        length = body.tell()
+        body.seek(0)
+        environ = {
+            "REQUEST_METHOD": "POST", "PATH_INFO": reverse("campaign_import"), "SCRIPT_NAME": "", "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1", "SERVER_PROTOCOL": "HTTP/1.1",
+            "wsgi.url_scheme": "http", "wsgi.input": body, "wsgi.errors": io.StringIO(),
+            "CONTENT_TYPE": f"multipart/form-data; boundary={boundary}", "CONTENT_LENGTH": str(length),
+            "HTTP_COOKIE": f"{settings.SESSION_COOKIE_NAME}={client.session.session_key}",
+        }
+        idle = rss_kb()
+        start = time.perf_counter()
+        response = ClientHandler(enforce_csrf_checks=False)(environ)
+        seconds = time.perf_counter() - start
+    assert response.status_code == 303, (response.status_code, response.content[-3000:])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"idle_kb": idle, "peak_kb": peak, "seconds": seconds, "bytes": size}))
+
+
+def run_child(env, mode, campaign_pk, keep=None):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=keep is None) as out:
+        if keep is not None:
+            keep.append(out.name)
         done = subprocess.run([sys.executable, __file__, "--child", mode, str(campaign_pk), out.name], env=env,
                               capture_output=True, text=True, check=False)
     if done.returncode:
         sys.exit(f"the {mode} child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def import_figures(env, campaign_pk, path):
+    done = subprocess.run([sys.executable, __file__, "--child", "import", str(campaign_pk), path], env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        sys.exit(f"the import child failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -190,12 +251,17 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="5000,30000", help="log entries, comma-separated (default 5000,30000)")
     parser.add_argument("--gunicorn", action="store_true", help="also download the largest through gunicorn")
+    parser.add_argument("--import", dest="imports", action="store_true",
+                        help="also import each size's downloaded file through the import page")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "CAMPAIGN", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     env = bench_http.in_process_env(DB_NAME, "redoubt-export-")
     if args.child:
         bench_http.setup_django(env)
-        child(args.child[0], int(args.child[1]), args.child[2])
+        if args.child[0] == "import":
+            import_child(int(args.child[1]), args.child[2])
+        else:
+            child(args.child[0], int(args.child[1]), args.child[2])
         return 0
 
     bench_http.recreate_database()
@@ -217,8 +283,13 @@ def main(argv):
     for entries in sorted(int(n) for n in args.sizes.split(",")):
         grow_log(battle, templates, entries)
         assert first_broken_entry(battle) is None
-        figures = {mode: run_child(env, mode, campaign.pk) for mode in MODES}
+        kept = []
+        figures = {mode: run_child(env, mode, campaign.pk, keep=kept if mode == "view" else None) for mode in MODES}
         assert len({f["sha256"] for f in figures.values()}) == 1, "the two ways wrote different files"
+        if args.imports:
+            figures["import"] = import_figures(env, campaign.pk, kept[0])
+        for name in kept:
+            os.unlink(name)
         rows.append((entries, figures))
         print(f"{entries:,} entries done", flush=True)
 
@@ -227,7 +298,8 @@ def main(argv):
           f"{'+ MB':>8}{'seconds':>9}")
     for entries, figures in rows:
         for mode, f in figures.items():
-            print(f"{entries:>12,}  {f['bytes'] / 1e6:>6.1f}MB  {mode:<9}{'yes' if f['streamed'] else 'no':>9}"
+            streamed = "" if mode == "import" else "yes" if f["streamed"] else "no"
+            print(f"{entries:>12,}  {f['bytes'] / 1e6:>6.1f}MB  {mode:<9}{streamed:>9}"
                   f"{f['idle_kb'] / 1024:>9.0f}{f['peak_kb'] / 1024:>9.0f}"
                   f"{(f['peak_kb'] - f['idle_kb']) / 1024:>8.0f}{f['seconds']:>9.2f}")
     if args.gunicorn:

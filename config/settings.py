@@ -184,6 +184,11 @@ STORAGES = {
     },
 }
 
+# The largest campaign file the import takes (apps/campaigns/export.py, docs/formats.md): the download
+# writes whatever the campaign holds, so this must stay above what a club's campaign reaches; a worker
+# importing one needs about four times the file's size in memory (bench/README.md).
+CAMPAIGN_FILE_MAX_BYTES = env_int("CAMPAIGN_FILE_MAX_BYTES", 100_000_000)
+
 # Every script and style is served from our own origin or carries the per-request nonce.
 SECURE_CSP = {
     "default-src": [CSP.SELF],

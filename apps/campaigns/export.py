@@ -19,8 +19,10 @@ are kept as they are.
 import json
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import batched
 from types import SimpleNamespace
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, connection, transaction
@@ -44,12 +46,17 @@ from apps.structures.models import NO_CREW, Floor, Material, Opening, Structure,
 
 CAMPAIGN_FORMAT = "redoubt.campaign"
 CAMPAIGN_VERSION = 1
-# A campaign carries every battle's log with its undo data, about 1.6 kB an entry as `campaign_text` writes
-# it: 50 MB is some 30,000 entries, years of weekly games. Importing one that size takes about 15 s here
-# (hence gunicorn's --timeout 120 in the Dockerfile and README); parsing it, some 300 MB of memory.
-MAX_BYTES = 50_000_000
+
+
+def max_bytes():
+    """The largest file the import takes: `settings.CAMPAIGN_FILE_MAX_BYTES`, read when asked so a test
+    or a host can change it (why it is what it is: docs/formats.md)."""
+    return settings.CAMPAIGN_FILE_MAX_BYTES
+
+
 # The download reads the log this many entries at a time (some 1.7 MB of JSON, a few times that as
-# Python objects) and hands the server pieces of about PIECE characters.
+# Python objects), and the import writes it so; the download hands the server pieces of about PIECE
+# characters.
 LOG_CHUNK = 1000
 PIECE = 256 * 1024
 
@@ -996,24 +1003,27 @@ def _write_battles(docs, campaign, own, sheets, scenarios, users):
         if b["created_at"]:
             battle.created_at = b["created_at"]
     Battle.objects.bulk_update(battles, ["sequence", "campaign_before", "created_at"])
-    entries = LogEntry.objects.bulk_create([
-        LogEntry(battle=battle, actor=users.get(e["actor"]),
-                 **{k: e[k] for k in ENTRY_KEYS if k not in ("actor", "undoes", "created_at")})
-        for b, battle in zip(docs, battles) for e in b["log"]
-    ], batch_size=1000)
-    by_seq = {(e.battle_id, e.seq): e for e in entries}
     # bulk_create stamps auto_now_add with the present moment: each entry gets its own time back, and
     # an undo the entry it undid (written in the same batch, so only now known by id). One UPDATE per
     # entry, pipelined by psycopg's executemany: bulk_update's CASE over a thousand rows a batch took
-    # half of importing a long campaign (4 of 8.5 s for 8,500 entries).
+    # half of importing a long campaign (4 of 8.5 s for 8,500 entries). A batch at a time, so a long
+    # log is never all model instances at once (writing 30,000 entries took 27 MB so, 10 now).
     created, undoes = (LogEntry._meta.get_field(name) for name in ("created_at", "undoes"))
-    rows = [(created.get_db_prep_save(raw["created_at"], connection),
-             by_seq[(e.battle_id, raw["undoes"])].pk if raw["undoes"] else None, e.pk)
-            for e, raw in zip(entries, (raw for b in docs for raw in b["log"]))]
     quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {quote(LogEntry._meta.db_table)} SET {quote(created.column)} = %s, "
-                           f"{quote(undoes.column)} = %s WHERE {quote(LogEntry._meta.pk.column)} = %s", rows)
+    update = (f"UPDATE {quote(LogEntry._meta.db_table)} SET {quote(created.column)} = %s, "
+              f"{quote(undoes.column)} = %s WHERE {quote(LogEntry._meta.pk.column)} = %s")
+    ids = {}
+    for batch in batched(((battle, e) for b, battle in zip(docs, battles) for e in b["log"]), LOG_CHUNK):
+        entries = LogEntry.objects.bulk_create([
+            LogEntry(battle=battle, actor=users.get(e["actor"]),
+                     **{k: e[k] for k in ENTRY_KEYS if k not in ("actor", "undoes", "created_at")})
+            for battle, e in batch])
+        ids.update(((battle.pk, e["seq"]), row.pk) for row, (battle, e) in zip(entries, batch))
+        with connection.cursor() as cursor:
+            # An entry undoes an earlier one: in this batch or one before it.
+            cursor.executemany(update, [(created.get_db_prep_save(e["created_at"], connection),
+                                         ids[(battle.pk, e["undoes"])] if e["undoes"] else None, row.pk)
+                                        for row, (battle, e) in zip(entries, batch)])
 
 
 def _before_rows(before, own):

@@ -17,11 +17,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps import rules
 from apps.campaigns import permissions, services
-from apps.campaigns.export import MAX_BYTES, campaign_file, import_campaign
+from apps.campaigns.export import campaign_file, import_campaign, max_bytes
 from apps.campaigns.models import Campaign, Weather
 from apps.campaigns.scenario_forms import SeenValues
 from apps.campaigns.views import campaign_context
-from apps.structures.formats import FormatErrors, parse_document
+from apps.structures.formats import parse_document
 from apps.structures.views import ImportForm, download_name, run_import
 from config.responses import refused, see_other
 
@@ -78,20 +78,34 @@ class CommanderForm(forms.Form):
 
 
 class CampaignImportForm(ImportForm):
-    """The shared import form (club, file or pasted text) with the campaign format's own size limit."""
+    """The shared import form (club, file or pasted text) with the campaign format's own size limit,
+    said beside the field that is over it (a file is measured before it is read)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["file"].help_text = f"A .json file of at most {MAX_BYTES // 1_000_000} MB"
+        self.fields["file"].help_text = f"A .json file of at most {max_bytes() // 1_000_000:,} MB"
+
+    def over_limit(self, size):
+        limit = max_bytes()
+        if size > limit:
+            raise forms.ValidationError(
+                f"This is {size:,} bytes; this server imports campaign files of at most {limit:,} bytes, so nothing "
+                "was imported. Whoever runs the server can raise the limit (CAMPAIGN_FILE_MAX_BYTES).")
+
+    def clean_file(self):
+        upload = self.cleaned_data.get("file")
+        if upload:
+            self.over_limit(upload.size)
+        return upload
+
+    def clean_text(self):
+        text = self.cleaned_data.get("text") or ""
+        self.over_limit(len(text.encode("utf-8", "surrogatepass")))
+        return text
 
     def document(self):
         upload = self.cleaned_data.get("file")
-        if upload:
-            if upload.size > MAX_BYTES:
-                raise FormatErrors([("document", f"is {upload.size:,} bytes; files above {MAX_BYTES:,} bytes are "
-                                                 "refused")])
-            return parse_document(upload.read(), limit=MAX_BYTES)
-        return parse_document(self.cleaned_data["text"], limit=MAX_BYTES)
+        return parse_document(upload.read() if upload else self.cleaned_data["text"], limit=max_bytes())
 
 
 # ---------------------------------------------------------------------------------- helpers

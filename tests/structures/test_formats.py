@@ -186,6 +186,40 @@ def test_parse_errors_name_the_document(raw, words):
     assert path == "document" and words in message
 
 
+# Characters of every width: Latin-1, the rest of the first plane, beyond it (a surrogate pair in JSON),
+# in keys and values, after an escaped backslash, and escapes of the file's own beside them.
+WIDE = '\ufeff{"Église — 東京 😀": ["é", "—", "😀", "\\\\é", "\\u00e9\\ud83d\\ude00 é"], "n": "a\\"b ₂"}'
+
+
+def test_a_file_beyond_ascii_is_parsed_from_narrow_text_to_the_same_data():
+    """A str is stored at the width of its widest character: one "—" in a 51 MB campaign file made the
+    text json parses 103 MB, held beside the parsed tree. The file's bytes become ASCII text with each
+    wider character as its JSON escape, which reads back the same."""
+    with mock.patch.object(formats.json, "loads", wraps=json.loads) as loads:
+        data = parse_document(WIDE.encode())
+    assert data == json.loads(WIDE.removeprefix("\ufeff"))
+    assert data["Église — 東京 😀"][3] == "\\é" and data["Église — 東京 😀"][4] == "é😀 é"
+    assert loads.call_args.args[0].isascii()
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": "— é 😀", "b": }',  # after wide characters on the same line
+    '[\n"😀😀", "—"\n "é" é]',  # on a later line
+    '{"a": "x"} é',  # a wide character is the error
+    '{"a": "😀\\é"}',  # a backslash escaping a wide character: an invalid escape, not "\\" and "u00e9"
+    '{"a": "\\\\\\é"}',
+    '{"a": "\\u00é"}',
+    '"😀\u0001"',
+])
+def test_a_json_error_after_wide_characters_is_named_at_the_files_own_column(text):
+    with pytest.raises(json.JSONDecodeError) as plain:
+        json.loads(text)
+    with pytest.raises(FormatErrors) as caught:
+        parse_document(text.encode())
+    e = plain.value
+    assert caught.value.errors == [("document", f"is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}")]
+
+
 def test_files_above_the_limit_are_refused_before_parsing():
     raw = b" " * (MAX_BYTES + 1)
     with mock.patch.object(formats.json, "loads") as loads, pytest.raises(FormatErrors) as caught:

@@ -1200,7 +1200,8 @@ def damage_follow_ups(battle, entry, state, sides=None):
 
 
 # What names a follow-up's piece, in its query and in the inputs the log keeps of it.
-FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "move": "unit"})
+FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "dh_guts": "structure",
+                                    "move": "unit"})
 
 
 def not_taken(battle, entry, links):

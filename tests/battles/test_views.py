@@ -1172,6 +1172,46 @@ def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
 
 
+def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_address(client, db):
+    """Seed 003: a penetrating hit's row calls for one Guts check. The page after the attack is at
+    ?…&result=<its entry> and offers "Enter the Guts check"; back on that address (a reload, a phone that
+    slept) after the check was entered, it offered it again: one tap, and the crew took a second pin for
+    the same hit. Undone, the check is owed again."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
+                           penetration_row=list(range(12, 121, 12)))
+    crew_gun = dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
+    signed(client, dh.alice)
+    # Front 3: walls (AV 90); penetration 8: 96; PH 2 − 1 = 1: no effect, Guts check, 1 PH.
+    attacked = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_main_gun", "attacker": uid(crew_gun), "weapon": f"w{gun.pk}", "structure": f"s{bunker.pk}",
+        "facing": "front", "hit": "yes", "dice_mode": "player", "dice_0": "3", "dice_1": "8", "dice_2": "2",
+        "client_token": str(uuid.uuid4())})
+    result_page = attacked["Location"]
+    assert "result=" in result_page
+
+    def offered():
+        form = page(client.get(result_page)).find("attack-form")
+        return [a.text().strip() for a in form.find_all("a") if "Guts" in a.text()]
+
+    assert offered() == ["Enter the Guts check of Loghouse's crew"]
+    signed(client, dh.bob)
+    client.post(url(dh, "battle_resolve"), {"action": "dh_guts", "structure": f"s{bunker.pk}", "guts_passed": "no",
+                                            "flamethrower": "no", "client_token": str(uuid.uuid4())})
+    assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
+    signed(client, dh.alice)
+    assert offered() == []
+    signed(client, dh.bob)
+    client.post(url(dh, "battle_undo"), {"confirmed": "1"})
+    assert Structure.objects.get(pk=bunker.pk).crew_pins == 0
+    signed(client, dh.alice)
+    assert offered() == ["Enter the Guts check of Loghouse's crew"]
+
+
 def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):
     """Seed 003: on its third pin the crew "must Rout 9\"" out of its fortification and fights on as
     infantry. The answer to the failed Guts check offers the crew's side the Crew leaves form for it

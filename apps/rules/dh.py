@@ -212,8 +212,12 @@ def heaviest_weapon(sheet, crew, choice):
 def guts(s, crew, survivors, passed, flame, pins_now=None):
     """A failed Guts check pins the crew (DH-6, DH-14); the third pin routs it 9". Against a flamethrower a
     failure routs at once and never pins (DH-16)."""
-    if survivors <= 0 or passed or crew.routed:
-        return [], "Guts check passed" if passed and survivors > 0 else ""
+    if survivors <= 0:
+        return [], ""
+    if crew.routed:
+        return [], "the crew has routed already: no Guts check"
+    if passed:
+        return [], "Guts check passed"
     if flame:
         return [Effect("rout", s.id, note="flamethrower")], "Guts check failed against a flamethrower: routs 9\""
     pins = crew.pins if pins_now is None else pins_now

@@ -462,6 +462,18 @@ def test_a_crew_killed_to_the_last_man_keeps_no_pins_nor_rout():
     assert (crew.men, crew.pins) == (1, 3) and crew.routed
 
 
+
+@pytest.mark.parametrize("guts_passed", ["no", "yes"])
+def test_casualties_in_a_routed_crew_still_inside_say_it_takes_no_guts_check(guts_passed):
+    """A crew routed by a flamethrower's failed check is still inside until its side records it leaving.
+    Fire that kills two of them logged "2 of … killed; " (a dangling "; "), or "Guts check passed" for a
+    check a routed crew never takes: now it says there is none, and no pin."""
+    state = dh(fort("soviet-rifle-pit", men=6, routed=True))
+    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 2, "guts_passed": guts_passed},
+                  ScriptedDice([]))
+    assert kinds(out) == [("crew_casualties", 2)]
+    assert out.summary == "2 of Soviet Rifle Pit's crew killed; the crew has routed already: no Guts check"
+
 def test_a_crew_routed_by_a_flamethrower_leaves_routed():
     """A failed Guts check against a flamethrower routs the crew with no pin (DH-16); leaving, its sections
     came out with no pins, that is neither pinned nor routed: the rout was lost on the way out. A unit's

@@ -283,6 +283,16 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, heaviest, flame=False):
 
 # ---------------------------------------------------------------------------- actions
 
+def fortification(s):
+    """What the crew actions are made at: a fortification with a sheet and a crew, still standing (`_sheet`)."""
+    return s.sheet is not None and s.crew is not None and not s.destroyed
+
+
+def crew_inside(s):
+    """What a crew can leave: one with men inside, standing or not (a 9–10 result's routed survivors)."""
+    return s.crew is not None and s.crew.men > 0
+
+
 def main_gun(w):
     """Engages a fortification as a vehicle target: anything but small arms and flamethrowers."""
     return w.dh_category not in ("small_arms", "flamethrower", "")
@@ -304,7 +314,7 @@ _GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
 @action(
     "dh_main_gun", "dh", "Main gun or AT weapon at a fortification",
     Field("weapon", "weapon", "Weapon", fits=main_gun),
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("facing", "choice", "Facing hit", choices=(("front", "Front"), ("side", "Side"), ("rear", "Rear"),
                                                      ("top", "Top (from above)"))),
     Field("acquired", "bool", "Acquired?", default=True,
@@ -359,7 +369,7 @@ def resolve_dh_main_gun(state, inp, dice):
 @action(
     "dh_flamethrower", "dh", "Flamethrower at a fortification",
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=dh_flamethrower),
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
@@ -379,7 +389,7 @@ def resolve_dh_flamethrower(state, inp, dice):
 @action(
     "dh_small_arms", "dh", "Small arms at a fortification's crew",
     Field("weapon", "weapon", "Weapon", required=False, fits=small_arms),
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("shots", "int", "Shots", min=1, max=100, help="Dice your rulebook gives the firing unit"),
     source=f"{SOURCE} 'Firing Small Arms at Fortifications' (DH-2, DH-3, DH-4, A-DH-2)",
 )
@@ -401,7 +411,7 @@ def resolve_dh_small_arms(state, inp, dice):
 
 @action(
     "dh_crew_casualties", "dh", "Casualties among a fortification's crew",
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("casualties", "int", "Casualties", min=0, help="From your wound rolls"),
     Field("hits", "int", "Hits rolled for", required=False, min=1,
           help="The small-arms hits the wound rolls were for (filled in when you come from the attack)"),
@@ -462,7 +472,7 @@ def resolve_dh_casualties(state, inp, dice):
 
 @action(
     "dh_guts", "dh", "Guts check of a fortification's crew",
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("guts_passed", "bool", "Guts check passed?",
           help="The crew's Guts check from your rulebook, with all its normal modifiers, their cover included"),
     Field("flamethrower", "bool", "Against a flamethrower?", default=False,
@@ -492,7 +502,7 @@ def _catalogue(state, *names):
 
 @action(
     "dh_leave", "dh", "Crew leaves its fortification",
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=crew_inside),
     Field("section_size", "int", "Men per section", required=False, min=1,
           help="Size of your army's infantry sections; the battle's default otherwise"),
     source=f"{SOURCE} 'Leaving Fortifications' (DH-22)",
@@ -500,7 +510,7 @@ def _catalogue(state, *names):
 )
 def resolve_dh_leave(state, inp, dice):
     s = inp["structure"]
-    if s.crew is None or s.crew.men == 0:
+    if not crew_inside(s):
         refuse("structure", s.id, f"{s.label} has no crew left to leave")
     crew, size = s.crew, inp["section_size"] or state.options.section_size
     # As close to section size as possible: the nearest whole number of sections, sizes as even as can be.

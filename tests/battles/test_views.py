@@ -1212,6 +1212,39 @@ def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_addre
     assert offered() == ["Enter the Guts check of Loghouse's crew"]
 
 
+def test_the_dh_forms_offer_only_the_fortifications_each_action_can_be_made_at(client, db):
+    """Disposable Heroes: the Fortification list of every crew action held every structure on the table,
+    the player's own bunkers and plain houses among them, and picking one was refused only on Resolve
+    ("choose an enemy fortification", "has no … sheet and crew"). Now the attacks offer the enemy's
+    crewed fortifications still standing, Crew leaves the player's own crews, and the entries for a
+    crew (casualties, Guts) any crewed fortification standing; the organiser, playing both sides, sees
+    every crewed one."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    dh.structure("Pit", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="A", x=40)
+    dh.structure("Ruin", floors=1, kind="bunker", sheet=sheet, crew_men=4, crew_side="B", x=60,
+                 destroyed=True, crew_routed=True, crew_pins=3)
+    dh.structure("Farmhouse", floors=1, x=5)
+
+    def offered(user, action):
+        signed(client, user)
+        form = page(client.get(url(dh, "battle_form"), {"action": action}, **HTMX)).find("attack-form")
+        return [o.text().strip() for o in form.find("id_structure").find_all("option") if o.attrs.get("value")]
+
+    for action in ("dh_main_gun", "dh_flamethrower", "dh_small_arms"):
+        assert offered(dh.alice, action) == ["Loghouse"], action
+        assert offered(dh.bob, action) == ["Pit"], action
+    assert offered(dh.alice, "dh_leave") == ["Pit"]
+    # The destroyed blockhouse's routed survivors still walk out.
+    assert offered(dh.bob, "dh_leave") == ["Loghouse", "Ruin (crew routed)"]
+    for action in ("dh_crew_casualties", "dh_guts"):
+        assert offered(dh.alice, action) == ["Loghouse", "Pit"], action
+    assert offered(dh.organiser, "dh_main_gun") == ["Loghouse", "Pit"]
+
+
 def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):
     """Seed 003: on its third pin the crew "must Rout 9\"" out of its fortification and fights on as
     infantry. The answer to the failed Guts check offers the crew's side the Crew leaves form for it

@@ -306,9 +306,18 @@ def dh_flamethrower(w):
     return w.dh_category == "flamethrower"
 
 
-_GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
-              help="The crew's Guts check from your rulebook, once you know the casualties; used only if there "
+_GUTS = Field("guts_passed", "bool", "Guts check passed?", required=False,
+              help="The crew's Guts check from your rulebook, once you know the casualties; asked only if there "
                    "are any (the log then says whether it held)")
+
+
+def _guts_owed(value, men, routed, casualties, who):
+    """Casualties that leave men standing call for a Guts check (DH-5, DH-6): it is the players' roll, so
+    it must be entered, never taken as failed (a pin) or passed because the field was left alone."""
+    if value is None and 0 < casualties < men and not routed:
+        many = "casualties call" if casualties != 1 else "casualty calls"
+        raise InputError("guts_passed", None, f"{casualties} {many} for a Guts check in {who}: roll it and say "
+                                              "whether it passed")
 
 
 @action(
@@ -427,6 +436,7 @@ def resolve_dh_crew_casualties(state, inp, dice):
     if inp["hits"] is not None and n > inp["hits"]:
         raise InputError("casualties", n, f"{inp['hits']} hit{'s' * (inp['hits'] != 1)} can kill at most "
                                           f"{inp['hits']} (one wound roll each)")
+    _guts_owed(inp["guts_passed"], crew.men, crew.routed, n, f"{s.label}'s crew")
     if not n:
         return [], f"No casualties in {s.label}: no Guts check"
     if n == crew.men:
@@ -440,8 +450,8 @@ def resolve_dh_crew_casualties(state, inp, dice):
     Field("target", "unit", "Unit hit"),
     Field("casualties", "int", "Casualties", min=0, help="From your rulebook's fire and wound rolls (a fortification's "
                                                            "machine guns, rifles, blasts at infantry)"),
-    Field("guts_passed", "bool", "Guts check passed?", default=False,
-          help="The unit's Guts check from your rulebook, once you know the casualties; used only if there are any"),
+    Field("guts_passed", "bool", "Guts check passed?", required=False,
+          help="The unit's Guts check from your rulebook, once you know the casualties; asked only if there are any"),
     source=f"{SOURCE} 'How Fortifications Fight Back', 'Leaving Fortifications' (DH-19..22): the fire itself is "
            "the DH core rulebook's",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
@@ -455,6 +465,7 @@ def resolve_dh_casualties(state, inp, dice):
         refuse("target", u.id, f"{u.label} has been destroyed")
     if n > u.models:
         raise InputError("casualties", n, f"{u.label} has only {u.models} model{'s' * (u.models != 1)}")
+    _guts_owed(inp["guts_passed"], u.models, u.pins >= tables.DH_PINS_TO_ROUT, n, u.label)
     if not n:
         return [], f"No casualties in {u.label}: no Guts check"
     effects = [Effect("casualties", u.id, n)]

@@ -39,7 +39,7 @@ from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions
 from apps.campaigns.models import Role
 from apps.structures.models import Floor
-from apps.structures.views import openings_by_side, weapons_lost
+from apps.structures.views import free_riflemen, openings_by_side, weapons_lost
 from config.responses import refused, see_other
 
 PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
@@ -122,6 +122,7 @@ def load_board(battle, snapshot=None):
         s.page_url, s.card_url = page, card.replace("/s0/", f"/{s.sid}/")
         s.detail_url = detail.replace("/0/", f"/{s.pk}/")
         s.weapons_lost = weapons_lost(s)
+        s.riflemen = free_riflemen(s)
         for floor in s.floor_rows:
             # snapshot.load sets the occupants it found; an empty floor must be known empty, not looked up.
             if not Floor.occupant.is_cached(floor):

@@ -1245,6 +1245,34 @@ def test_the_dh_forms_offer_only_the_fortifications_each_action_can_be_made_at(c
     assert offered(dh.organiser, "dh_main_gun") == ["Loghouse", "Pit"]
 
 
+def test_a_bunker_card_says_how_many_of_the_crew_may_fire_their_rifles(client, db):
+    """Seed 003, "How Fortifications Fight Back" (DH-21): the men left once every weapon is manned, halved,
+    fire their rifles beside the weapons. The card showed the crew and the weapons lost but not that
+    figure, which players recomputed at the table after every loss. It follows the crew and its weapons:
+    10 men and two MG34s (3 each) give 2; 8 men with one MG34 destroyed give 2 ((8 − 3) // 2); 5 men
+    cannot man both, and none are free."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    signed(client, dh.alice)
+
+    def free():
+        card = page(client.get(url(dh, "battle_card", f"s{bunker.pk}"), **HTMX))
+        facts = {d.find_all("dt")[0].text().strip(): d.find_all("dd")[0].text().strip()
+                 for d in card.find_all("div") if d.find_all("dt") and d.find_all("dd")}
+        return facts["Free to fire rifles"]
+
+    assert free() == "2"
+    Structure.objects.filter(pk=bunker.pk).update(crew_men=8, weapons_destroyed=[0])
+    assert free() == "2"
+    Structure.objects.filter(pk=bunker.pk).update(crew_men=5, weapons_destroyed=[])
+    assert free() == "0"
+    page_text = text_of(client.get(url(dh, "battle")), "structures")
+    assert "Free to fire rifles 0" in " ".join(page_text.split())
+
+
 def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):
     """Seed 003: on its third pin the crew "must Rout 9\"" out of its fortification and fights on as
     infantry. The answer to the failed Guts check offers the crew's side the Crew leaves form for it

@@ -196,8 +196,12 @@ def map_of(battle, structures, units):
             title=", ".join(describe(s)),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
+    # Disposable Heroes: a unit's third pin is its rout (DH-6); Bolt Action's pins do not rout. (The
+    # campaign's map has no battle, and its units no pins: they are one battle's.)
+    routs = getattr(battle, "ruleset", "") == "dh"
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
-                                        initials="".join(word[0] for word in u.name.split()[:2]).upper())
+                                        initials="".join(word[0] for word in u.name.split()[:2]).upper(),
+                                        pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
     reach_out(structures, float(battle.table_width))
@@ -308,13 +312,19 @@ def piece_svg(m):
 
 def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
-    screen reader and as a hover title."""
+    screen reader and as a hover title; a pinned or routed unit's P1 or R under it, as a crew's."""
     e = conditional_escape
-    return mark_safe("".join(
-        f'<circle class="map-unit side-{e(u.side)}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
-        f'aria-label="{e(u.name)} (side {e(u.side)})"><title>{e(u.name)} (side {e(u.side)})</title></circle>'
-        f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
-        for u in pieces))
+
+    def unit(u):
+        mark, said, state = ("R", "routed", " is-routed") if u.routed else \
+            (f"P{u.pins}", f"pinned {u.pins}", " is-pinned") if u.pins else ("", "", "")
+        who = f"{e(u.name)} (side {e(u.side)}{', ' + said if said else ''})"
+        return (f'<circle class="map-unit side-{e(u.side)}{state}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
+                f'aria-label="{who}"><title>{who}</title></circle>'
+                f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
+                + (f'<text class="map-unit-state" x="{_g(u.x)}" y="{_g(round(u.y + 1.8, 2))}" aria-hidden="true">'
+                   f'{mark}</text>' if mark else ""))
+    return mark_safe("".join(unit(u) for u in pieces))
 
 
 def _g(number):

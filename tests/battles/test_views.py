@@ -2194,6 +2194,28 @@ def test_units_in_the_open_carry_their_initials_on_the_map(client, w):
                      r'<text class="map-unit-initials" x="30" y="5" aria-hidden="true">FG</text>', html)
 
 
+def test_a_pinned_or_routed_unit_says_so_on_the_map(client, db):
+    """Disposable Heroes: a crew's section routed out of its bunker (3 pins, "Rout 9\"") stood on the map
+    as a plain dot, while its bunker beside it said R: the player moving it had to open the armies panel
+    to know it must rout on. A unit's dot now carries its pins (P1, P2) or R, as a crew's bunker does, and
+    says it to a screen reader; a unit with none is drawn as before."""
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    dh.unit("A", "Guards squad", x=10, y=5)
+    dh.unit("A", "Pit crew 1", x=20, y=5, pins=3)
+    dh.unit("B", "Pioneers", x=30, y=40, pins=1)
+    html = body(signed(client, dh.alice).get(url(dh, "battle")))
+    assert re.search(r'<circle class="map-unit side-A" cx="10" cy="5" r="1" role="img" aria-label="Guards squad '
+                     r'\(side A\)"><title>Guards squad \(side A\)</title></circle><text class="map-unit-initials" '
+                     r'x="10" y="5" aria-hidden="true">GS</text><circle', html)
+    assert re.search(r'<circle class="map-unit side-A is-routed" cx="20" cy="5" r="1" role="img" aria-label="Pit '
+                     r'crew 1 \(side A, routed\)"><title>Pit crew 1 \(side A, routed\)</title></circle>'
+                     r'<text class="map-unit-initials" x="20" y="5" aria-hidden="true">PC</text>'
+                     r'<text class="map-unit-state" x="20" y="6.8" aria-hidden="true">R</text>', html)
+    assert re.search(r'<circle class="map-unit side-B is-pinned" cx="30" cy="40" r="1" role="img" '
+                     r'aria-label="Pioneers \(side B, pinned 1\)">.*?<text class="map-unit-state" x="30" y="41.8" '
+                     r'aria-hidden="true">P1</text>', html)
+
+
 def test_the_address_keeps_a_result_while_a_damage_roll_is_owed(client, w):
     signed(client, w.alice)
     response = client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="2"), **HTMX)

@@ -272,6 +272,10 @@ class ActionForm(forms.Form):
             # Only those the action can be made at (the rule's `fits`: a fire to pass through); the one
             # chosen (tapped on the map) stays, for the rule to say why not.
             fits, current = f.fits or (lambda s: True), str(self.data.get(f.name, ""))
+            # A crew is fired at by the other side and walked out by its own (services refuses the rest).
+            crew_of = {"dh_leave": True, **dict.fromkeys(services.DH_ATTACKS, False)}.get(self.spec.key)
+            if crew_of is not None and len(self.sides) == 1:
+                fits = (lambda s, fits=fits: fits(s) and (s.crew.side in self.sides) == crew_of)
             choices = [structure_choice(s) for s in sorted(self.state.structures.values(), key=lambda s: s.label)
                        if fits(s) or s.id == current]
             return forms.CharField(widget=forms.Select(choices=_blank(choices, True, "Choose a structure")), **kw)

@@ -38,7 +38,7 @@ from apps.battles.models import Battle, BattleStatus
 from apps.campaigns import permissions
 from apps.campaigns.models import Role
 from apps.structures.models import Floor
-from apps.structures.views import openings_by_side, weapons_lost
+from apps.structures.views import free_riflemen, openings_by_side, weapons_lost
 from config.responses import refused, see_other
 
 PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
@@ -121,6 +121,7 @@ def load_board(battle, snapshot=None):
         s.page_url, s.card_url = page, card.replace("/s0/", f"/{s.sid}/")
         s.detail_url = detail.replace("/0/", f"/{s.pk}/")
         s.weapons_lost = weapons_lost(s)
+        s.riflemen = free_riflemen(s)
         for floor in s.floor_rows:
             # snapshot.load sets the occupants it found; an empty floor must be known empty, not looked up.
             if not Floor.occupant.is_cached(floor):
@@ -192,8 +193,12 @@ def map_of(battle, structures, units):
             title=", ".join(describe(s)),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
+    # Disposable Heroes: a unit's third pin is its rout (DH-6); Bolt Action's pins do not rout. (The
+    # campaign's map has no battle, and its units no pins: they are one battle's.)
+    routs = getattr(battle, "ruleset", "") == "dh"
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
-                                        initials="".join(word[0] for word in u.name.split()[:2]).upper())
+                                        initials="".join(word[0] for word in u.name.split()[:2]).upper(),
+                                        pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
     # Each piece's tap circle is worked out when the piece is drawn: an answer draws only the pieces
@@ -337,13 +342,19 @@ def piece_svg(m):
 
 def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
-    screen reader and as a hover title."""
+    screen reader and as a hover title; a pinned or routed unit's P1 or R under it, as a crew's."""
     e = conditional_escape
-    return mark_safe("".join(
-        f'<circle class="map-unit side-{e(u.side)}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
-        f'aria-label="{e(u.name)} (side {e(u.side)})"><title>{e(u.name)} (side {e(u.side)})</title></circle>'
-        f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
-        for u in pieces))
+
+    def unit(u):
+        mark, said, state = ("R", "routed", " is-routed") if u.routed else \
+            (f"P{u.pins}", f"pinned {u.pins}", " is-pinned") if u.pins else ("", "", "")
+        who = f"{e(u.name)} (side {e(u.side)}{', ' + said if said else ''})"
+        return (f'<circle class="map-unit side-{e(u.side)}{state}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
+                f'aria-label="{who}"><title>{who}</title></circle>'
+                f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
+                + (f'<text class="map-unit-state" x="{_g(u.x)}" y="{_g(round(u.y + 1.8, 2))}" aria-hidden="true">'
+                   f'{mark}</text>' if mark else ""))
+    return mark_safe("".join(unit(u) for u in pieces))
 
 
 def _g(number):
@@ -1340,7 +1351,8 @@ def damage_follow_ups(battle, entry, state, sides=None):
 
 
 # What names a follow-up's piece, in its query and in the inputs the log keeps of it.
-FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "move": "unit"})
+FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "dh_guts": "structure",
+                                    "move": "unit"})
 
 
 def not_taken(battle, entry, links):

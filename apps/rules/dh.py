@@ -212,8 +212,12 @@ def heaviest_weapon(sheet, crew, choice):
 def guts(s, crew, survivors, passed, flame, pins_now=None):
     """A failed Guts check pins the crew (DH-6, DH-14); the third pin routs it 9". Against a flamethrower a
     failure routs at once and never pins (DH-16)."""
-    if survivors <= 0 or passed or crew.routed:
-        return [], "Guts check passed" if passed and survivors > 0 else ""
+    if survivors <= 0:
+        return [], ""
+    if crew.routed:
+        return [], "the crew has routed already: no Guts check"
+    if passed:
+        return [], "Guts check passed"
     if flame:
         return [Effect("rout", s.id, note="flamethrower")], "Guts check failed against a flamethrower: routs 9\""
     pins = crew.pins if pins_now is None else pins_now
@@ -279,6 +283,16 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, heaviest, flame=False):
 
 # ---------------------------------------------------------------------------- actions
 
+def fortification(s):
+    """What the crew actions are made at: a fortification with a sheet and a crew, still standing (`_sheet`)."""
+    return s.sheet is not None and s.crew is not None and not s.destroyed
+
+
+def crew_inside(s):
+    """What a crew can leave: one with men inside, standing or not (a 9–10 result's routed survivors)."""
+    return s.crew is not None and s.crew.men > 0
+
+
 def main_gun(w):
     """Engages a fortification as a vehicle target: anything but small arms and flamethrowers."""
     return w.dh_category not in ("small_arms", "flamethrower", "")
@@ -292,15 +306,24 @@ def dh_flamethrower(w):
     return w.dh_category == "flamethrower"
 
 
-_GUTS = Field("guts_passed", "bool", "Guts check passed?", default=False,
-              help="The crew's Guts check from your rulebook, once you know the casualties; used only if there "
+_GUTS = Field("guts_passed", "bool", "Guts check passed?", required=False,
+              help="The crew's Guts check from your rulebook, once you know the casualties; asked only if there "
                    "are any (the log then says whether it held)")
+
+
+def _guts_owed(value, men, routed, casualties, who):
+    """Casualties that leave men standing call for a Guts check (DH-5, DH-6): it is the players' roll, so
+    it must be entered, never taken as failed (a pin) or passed because the field was left alone."""
+    if value is None and 0 < casualties < men and not routed:
+        many = "casualties call" if casualties != 1 else "casualty calls"
+        raise InputError("guts_passed", None, f"{casualties} {many} for a Guts check in {who}: roll it and say "
+                                              "whether it passed")
 
 
 @action(
     "dh_main_gun", "dh", "Main gun or AT weapon at a fortification",
     Field("weapon", "weapon", "Weapon", fits=main_gun),
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("facing", "choice", "Facing hit", choices=(("front", "Front"), ("side", "Side"), ("rear", "Rear"),
                                                      ("top", "Top (from above)"))),
     Field("acquired", "bool", "Acquired?", default=True,
@@ -355,7 +378,7 @@ def resolve_dh_main_gun(state, inp, dice):
 @action(
     "dh_flamethrower", "dh", "Flamethrower at a fortification",
     Field("weapon", "weapon", "Weapon", help="The flamethrower it fires", fits=dh_flamethrower),
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
           choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
@@ -375,7 +398,7 @@ def resolve_dh_flamethrower(state, inp, dice):
 @action(
     "dh_small_arms", "dh", "Small arms at a fortification's crew",
     Field("weapon", "weapon", "Weapon", required=False, fits=small_arms),
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("shots", "int", "Shots", min=1, max=100, help="Dice your rulebook gives the firing unit"),
     source=f"{SOURCE} 'Firing Small Arms at Fortifications' (DH-2, DH-3, DH-4, A-DH-2)",
 )
@@ -397,7 +420,7 @@ def resolve_dh_small_arms(state, inp, dice):
 
 @action(
     "dh_crew_casualties", "dh", "Casualties among a fortification's crew",
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("casualties", "int", "Casualties", min=0, help="From your wound rolls"),
     Field("hits", "int", "Hits rolled for", required=False, min=1,
           help="The small-arms hits the wound rolls were for (filled in when you come from the attack)"),
@@ -413,6 +436,7 @@ def resolve_dh_crew_casualties(state, inp, dice):
     if inp["hits"] is not None and n > inp["hits"]:
         raise InputError("casualties", n, f"{inp['hits']} hit{'s' * (inp['hits'] != 1)} can kill at most "
                                           f"{inp['hits']} (one wound roll each)")
+    _guts_owed(inp["guts_passed"], crew.men, crew.routed, n, f"{s.label}'s crew")
     if not n:
         return [], f"No casualties in {s.label}: no Guts check"
     if n == crew.men:
@@ -426,8 +450,8 @@ def resolve_dh_crew_casualties(state, inp, dice):
     Field("target", "unit", "Unit hit"),
     Field("casualties", "int", "Casualties", min=0, help="From your rulebook's fire and wound rolls (a fortification's "
                                                            "machine guns, rifles, blasts at infantry)"),
-    Field("guts_passed", "bool", "Guts check passed?", default=False,
-          help="The unit's Guts check from your rulebook, once you know the casualties; used only if there are any"),
+    Field("guts_passed", "bool", "Guts check passed?", required=False,
+          help="The unit's Guts check from your rulebook, once you know the casualties; asked only if there are any"),
     source=f"{SOURCE} 'How Fortifications Fight Back', 'Leaving Fortifications' (DH-19..22): the fire itself is "
            "the DH core rulebook's",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
@@ -441,6 +465,7 @@ def resolve_dh_casualties(state, inp, dice):
         refuse("target", u.id, f"{u.label} has been destroyed")
     if n > u.models:
         raise InputError("casualties", n, f"{u.label} has only {u.models} model{'s' * (u.models != 1)}")
+    _guts_owed(inp["guts_passed"], u.models, u.pins >= tables.DH_PINS_TO_ROUT, n, u.label)
     if not n:
         return [], f"No casualties in {u.label}: no Guts check"
     effects = [Effect("casualties", u.id, n)]
@@ -458,7 +483,7 @@ def resolve_dh_casualties(state, inp, dice):
 
 @action(
     "dh_guts", "dh", "Guts check of a fortification's crew",
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=fortification),
     Field("guts_passed", "bool", "Guts check passed?",
           help="The crew's Guts check from your rulebook, with all its normal modifiers, their cover included"),
     Field("flamethrower", "bool", "Against a flamethrower?", default=False,
@@ -488,7 +513,7 @@ def _catalogue(state, *names):
 
 @action(
     "dh_leave", "dh", "Crew leaves its fortification",
-    Field("structure", "structure", "Fortification"),
+    Field("structure", "structure", "Fortification", fits=crew_inside),
     Field("section_size", "int", "Men per section", required=False, min=1,
           help="Size of your army's infantry sections; the battle's default otherwise"),
     source=f"{SOURCE} 'Leaving Fortifications' (DH-22)",
@@ -496,7 +521,7 @@ def _catalogue(state, *names):
 )
 def resolve_dh_leave(state, inp, dice):
     s = inp["structure"]
-    if s.crew is None or s.crew.men == 0:
+    if not crew_inside(s):
         refuse("structure", s.id, f"{s.label} has no crew left to leave")
     crew, size = s.crew, inp["section_size"] or state.options.section_size
     # As close to section size as possible: the nearest whole number of sections, sizes as even as can be.

@@ -167,6 +167,13 @@ def weapons_lost(structure):
     return names
 
 
+def free_riflemen(structure):
+    """Men of the crew free to fire their rifles beside the sheet's weapons still standing (DH-21)."""
+    weapons = (structure.sheet.weapons or []) if structure.sheet_id else []
+    lost = set(structure.weapons_destroyed or [])
+    return riflemen(structure.crew_men or 0, [w.get("crew") for i, w in enumerate(weapons) if i not in lost])
+
+
 def openings_by_side(openings):
     """[("Front", "1 door, 2 windows"), ...] going round the building: front, right, rear, left."""
     order = list(Side.values)
@@ -189,6 +196,7 @@ def structure_detail(request, pk):
         pk=pk,
     )
     structure.weapons_lost = weapons_lost(structure)
+    structure.riflemen = free_riflemen(structure)
     for floor in structure.floors.all():
         floor.opening_groups = openings_by_side(floor.openings.all())
     return render(request, "structures/structure.html", {"structure": structure})

@@ -1172,6 +1172,107 @@ def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
 
 
+def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_address(client, db):
+    """Seed 003: a penetrating hit's row calls for one Guts check. The page after the attack is at
+    ?…&result=<its entry> and offers "Enter the Guts check"; back on that address (a reload, a phone that
+    slept) after the check was entered, it offered it again: one tap, and the crew took a second pin for
+    the same hit. Undone, the check is owed again."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
+                           penetration_row=list(range(12, 121, 12)))
+    crew_gun = dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
+    signed(client, dh.alice)
+    # Front 3: walls (AV 90); penetration 8: 96; PH 2 − 1 = 1: no effect, Guts check, 1 PH.
+    attacked = client.post(url(dh, "battle_resolve"), {
+        "action": "dh_main_gun", "attacker": uid(crew_gun), "weapon": f"w{gun.pk}", "structure": f"s{bunker.pk}",
+        "facing": "front", "hit": "yes", "dice_mode": "player", "dice_0": "3", "dice_1": "8", "dice_2": "2",
+        "client_token": str(uuid.uuid4())})
+    result_page = attacked["Location"]
+    assert "result=" in result_page
+
+    def offered():
+        form = page(client.get(result_page)).find("attack-form")
+        return [a.text().strip() for a in form.find_all("a") if "Guts" in a.text()]
+
+    assert offered() == ["Enter the Guts check of Loghouse's crew"]
+    signed(client, dh.bob)
+    client.post(url(dh, "battle_resolve"), {"action": "dh_guts", "structure": f"s{bunker.pk}", "guts_passed": "no",
+                                            "flamethrower": "no", "client_token": str(uuid.uuid4())})
+    assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
+    signed(client, dh.alice)
+    assert offered() == []
+    signed(client, dh.bob)
+    client.post(url(dh, "battle_undo"), {"confirmed": "1"})
+    assert Structure.objects.get(pk=bunker.pk).crew_pins == 0
+    signed(client, dh.alice)
+    assert offered() == ["Enter the Guts check of Loghouse's crew"]
+
+
+def test_the_dh_forms_offer_only_the_fortifications_each_action_can_be_made_at(client, db):
+    """Disposable Heroes: the Fortification list of every crew action held every structure on the table,
+    the player's own bunkers and plain houses among them, and picking one was refused only on Resolve
+    ("choose an enemy fortification", "has no … sheet and crew"). Now the attacks offer the enemy's
+    crewed fortifications still standing, Crew leaves the player's own crews, and the entries for a
+    crew (casualties, Guts) any crewed fortification standing; the organiser, playing both sides, sees
+    every crewed one."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    dh.structure("Pit", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="A", x=40)
+    dh.structure("Ruin", floors=1, kind="bunker", sheet=sheet, crew_men=4, crew_side="B", x=60,
+                 destroyed=True, crew_routed=True, crew_pins=3)
+    dh.structure("Farmhouse", floors=1, x=5)
+
+    def offered(user, action):
+        signed(client, user)
+        form = page(client.get(url(dh, "battle_form"), {"action": action}, **HTMX)).find("attack-form")
+        return [o.text().strip() for o in form.find("id_structure").find_all("option") if o.attrs.get("value")]
+
+    for action in ("dh_main_gun", "dh_flamethrower", "dh_small_arms"):
+        assert offered(dh.alice, action) == ["Loghouse"], action
+        assert offered(dh.bob, action) == ["Pit"], action
+    assert offered(dh.alice, "dh_leave") == ["Pit"]
+    # The destroyed blockhouse's routed survivors still walk out.
+    assert offered(dh.bob, "dh_leave") == ["Loghouse", "Ruin (crew routed)"]
+    for action in ("dh_crew_casualties", "dh_guts"):
+        assert offered(dh.alice, action) == ["Loghouse", "Pit"], action
+    assert offered(dh.organiser, "dh_main_gun") == ["Loghouse", "Pit"]
+
+
+def test_a_bunker_card_says_how_many_of_the_crew_may_fire_their_rifles(client, db):
+    """Seed 003, "How Fortifications Fight Back" (DH-21): the men left once every weapon is manned, halved,
+    fire their rifles beside the weapons. The card showed the crew and the weapons lost but not that
+    figure, which players recomputed at the table after every loss. It follows the crew and its weapons:
+    10 men and two MG34s (3 each) give 2; 8 men with one MG34 destroyed give 2 ((8 − 3) // 2); 5 men
+    cannot man both, and none are free."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    signed(client, dh.alice)
+
+    def free():
+        card = page(client.get(url(dh, "battle_card", f"s{bunker.pk}"), **HTMX))
+        facts = {d.find_all("dt")[0].text().strip(): d.find_all("dd")[0].text().strip()
+                 for d in card.find_all("div") if d.find_all("dt") and d.find_all("dd")}
+        return facts["Free to fire rifles"]
+
+    assert free() == "2"
+    Structure.objects.filter(pk=bunker.pk).update(crew_men=8, weapons_destroyed=[0])
+    assert free() == "2"
+    Structure.objects.filter(pk=bunker.pk).update(crew_men=5, weapons_destroyed=[])
+    assert free() == "0"
+    page_text = text_of(client.get(url(dh, "battle")), "structures")
+    assert "Free to fire rifles 0" in " ".join(page_text.split())
+
+
 def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):
     """Seed 003: on its third pin the crew "must Rout 9\"" out of its fortification and fights on as
     infantry. The answer to the failed Guts check offers the crew's side the Crew leaves form for it
@@ -2110,6 +2211,28 @@ def test_units_in_the_open_carry_their_initials_on_the_map(client, w):
     assert re.search(r'<circle class="map-unit side-A" cx="30" cy="5" r="1" role="img" aria-label="Field gun \(side A\)">'
                      r'<title>Field gun \(side A\)</title></circle>'
                      r'<text class="map-unit-initials" x="30" y="5" aria-hidden="true">FG</text>', html)
+
+
+def test_a_pinned_or_routed_unit_says_so_on_the_map(client, db):
+    """Disposable Heroes: a crew's section routed out of its bunker (3 pins, "Rout 9\"") stood on the map
+    as a plain dot, while its bunker beside it said R: the player moving it had to open the armies panel
+    to know it must rout on. A unit's dot now carries its pins (P1, P2) or R, as a crew's bunker does, and
+    says it to a screen reader; a unit with none is drawn as before."""
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    dh.unit("A", "Guards squad", x=10, y=5)
+    dh.unit("A", "Pit crew 1", x=20, y=5, pins=3)
+    dh.unit("B", "Pioneers", x=30, y=40, pins=1)
+    html = body(signed(client, dh.alice).get(url(dh, "battle")))
+    assert re.search(r'<circle class="map-unit side-A" cx="10" cy="5" r="1" role="img" aria-label="Guards squad '
+                     r'\(side A\)"><title>Guards squad \(side A\)</title></circle><text class="map-unit-initials" '
+                     r'x="10" y="5" aria-hidden="true">GS</text><circle', html)
+    assert re.search(r'<circle class="map-unit side-A is-routed" cx="20" cy="5" r="1" role="img" aria-label="Pit '
+                     r'crew 1 \(side A, routed\)"><title>Pit crew 1 \(side A, routed\)</title></circle>'
+                     r'<text class="map-unit-initials" x="20" y="5" aria-hidden="true">PC</text>'
+                     r'<text class="map-unit-state" x="20" y="6.8" aria-hidden="true">R</text>', html)
+    assert re.search(r'<circle class="map-unit side-B is-pinned" cx="30" cy="40" r="1" role="img" '
+                     r'aria-label="Pioneers \(side B, pinned 1\)">.*?<text class="map-unit-state" x="30" y="41.8" '
+                     r'aria-hidden="true">P1</text>', html)
 
 
 def test_the_address_keeps_a_result_while_a_damage_roll_is_owed(client, w):

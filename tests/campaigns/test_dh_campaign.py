@@ -366,3 +366,23 @@ def test_the_phone_that_moves_a_section_back_in_sees_the_crew_and_the_map_follow
     assert f"back in {PIT} as its crew" in text_of(response, f"unit-{section.pk}")
     units = page(response).find("map-units")
     assert units is not None and f"{PIT} crew 1 (side A)" not in units.text()
+
+
+def test_a_rejoined_sections_line_says_how_many_went_back_in_not_a_strength_it_no_longer_has(client, winter):
+    """The pit's seven walk out pinned, one falls outside, the six move back in. The armies panel kept
+    the section's line as if it still stood on the table: '6/7 models' and 'Pinned (1)' beside 'back in
+    the pit as its crew', while its men were the crew's (unpinned: the crew keeps its own) and fire at it
+    could not reach them. The line now says how many went back in, and no state of a unit that no longer
+    acts; the campaign's roster likewise."""
+    campaign, olga = winter
+    one, pit = crew_walks_out(client, winter, fallen=2, guts_passed="no")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    act(client, olga, one, action="dh_casualties", target=f"u{section.pk}", casualties="1", guts_passed="yes")
+    act(client, olga, one, action="move", unit=f"u{section.pk}", structure=f"s{pit.pk}")
+    line = text_of(signed(client, olga).get(reverse("battle", args=[one.pk])), f"unit-{section.pk}")
+    assert " ".join(line.split()) == f"{PIT} crew 1 6 of 7 went back in Infantry · regular · back in {PIT} as its " \
+                                     "crew Back in its crew"
+    finish(client, olga, one)
+    rows = table_rows(signed(client, olga).get(reverse("campaign", args=[campaign.pk])), "roster-A")
+    row = next(r for r in rows if r[0].startswith(f"{PIT} crew 1"))
+    assert row[1:] == ["6 of 7 went back in", "1"]

@@ -306,7 +306,8 @@ def test_small_arms_odds_are_bars_per_number_of_hits():
 def test_guts_only_when_small_arms_cause_casualties():
     state = dh(fort())
     assert resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 0}, ScriptedDice([])).effects == ()
-    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 1}, ScriptedDice([]))
+    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 1, "guts_passed": "no"},
+                  ScriptedDice([]))
     assert kinds(out) == [("crew_casualties", 1), ("pin", 1)]
     with pytest.raises(InputError) as err:
         resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 11}, ScriptedDice([]))
@@ -315,6 +316,30 @@ def test_guts_only_when_small_arms_cause_casualties():
     with pytest.raises(InputError, match="1 hit can kill at most 1"):
         resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 2, "hits": 1}, ScriptedDice([]))
 
+
+
+def test_casualties_that_call_for_a_guts_check_need_it_entered():
+    """DH-5, DH-6: casualties that leave men standing call for the players' Guts check. Left alone, the
+    field read as failed: a crew whose casualties were typed in from the follow-up link was pinned by a
+    check nobody had rolled. Now it must be entered; none is asked where no check is taken (no
+    casualties, the last men, a crew or unit already routed)."""
+    from .builders import unit
+
+    state = battle("dh", [fort(), fort("soviet-rifle-pit", sid="pit", men=4, pins=3, routed=True)],
+                   [unit("sec", "B", models=5), unit("fled", "B", models=5, pins=3)])
+    for action, inputs, who in (("dh_crew_casualties", {"structure": "fort"}, "German HMG Loghouse's crew"),
+                                ("dh_casualties", {"target": "sec"}, "sec")):
+        with pytest.raises(InputError) as err:
+            resolve(action, state, {**inputs, "casualties": 2}, ScriptedDice([]))
+        assert (err.value.field, err.value.value) == ("guts_passed", None)
+        assert err.value.message == f"2 casualties call for a Guts check in {who}: roll it and say whether it passed"
+        assert resolve(action, state, {**inputs, "casualties": 0}, ScriptedDice([])).effects == ()
+    assert kinds(resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 10}, ScriptedDice([]))) == [
+        ("crew_casualties", 10)]
+    assert kinds(resolve("dh_crew_casualties", state, {"structure": "pit", "casualties": 1}, ScriptedDice([]))) == [
+        ("crew_casualties", 1)]
+    assert kinds(resolve("dh_casualties", state, {"target": "fled", "casualties": 1}, ScriptedDice([]))) == [
+        ("casualties", 1)]
 
 def test_acquisition_and_a_miss():
     state = dh(fort())
@@ -427,7 +452,7 @@ def test_casualties_in_a_unit_are_the_players_and_pin_on_a_failed_guts_check():
     from .builders import unit
 
     state = battle("dh", [fort()], [unit("sec", "B", models=5, pins=1)])
-    out = resolve("dh_casualties", state, {"target": "sec", "casualties": 2}, ScriptedDice([]))
+    out = resolve("dh_casualties", state, {"target": "sec", "casualties": 2, "guts_passed": "no"}, ScriptedDice([]))
     assert kinds(out) == [("casualties", 2), ("pin", 1)] and out.summary.endswith("pinned (2)")
     after = apply(state, out).units["sec"]
     assert (after.models, after.pins) == (3, 2)
@@ -461,6 +486,18 @@ def test_a_crew_killed_to_the_last_man_keeps_no_pins_nor_rout():
     crew = apply(state, out).structures["fort"].crew
     assert (crew.men, crew.pins) == (1, 3) and crew.routed
 
+
+
+@pytest.mark.parametrize("guts_passed", ["no", "yes"])
+def test_casualties_in_a_routed_crew_still_inside_say_it_takes_no_guts_check(guts_passed):
+    """A crew routed by a flamethrower's failed check is still inside until its side records it leaving.
+    Fire that kills two of them logged "2 of … killed; " (a dangling "; "), or "Guts check passed" for a
+    check a routed crew never takes: now it says there is none, and no pin."""
+    state = dh(fort("soviet-rifle-pit", men=6, routed=True))
+    out = resolve("dh_crew_casualties", state, {"structure": "fort", "casualties": 2, "guts_passed": guts_passed},
+                  ScriptedDice([]))
+    assert kinds(out) == [("crew_casualties", 2)]
+    assert out.summary == "2 of Soviet Rifle Pit's crew killed; the crew has routed already: no Guts check"
 
 def test_a_crew_routed_by_a_flamethrower_leaves_routed():
     """A failed Guts check against a flamethrower routs the crew with no pin (DH-16); leaving, its sections

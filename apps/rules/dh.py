@@ -525,7 +525,9 @@ def resolve_dh_leave(state, inp, dice):
         refuse("structure", s.id, f"{s.label} has no crew left to leave")
     crew, size = s.crew, inp["section_size"] or state.options.section_size
     # As close to section size as possible: the nearest whole number of sections, sizes as even as can be.
-    k = max(1, round(crew.men / size))
+    # Halves round up, always: round() goes to the even number, so 25 men in tens made 2 sections of 13
+    # and 12 while 35 made 4 of 9 and 8.
+    k = max(1, (2 * crew.men + size) // (2 * size))
     base, extra = divmod(crew.men, k)
     lmgs = [w.name for w in crew.weapons if w.light_mg and not w.destroyed]
     rifles, grenades = _catalogue(state, "Rifles"), _catalogue(state, "Grenades")

@@ -363,6 +363,17 @@ def test_leaving_splits_the_crew_into_sections():
         resolve("dh_leave", after, {"structure": "fort"}, ScriptedDice([]))
 
 
+@pytest.mark.parametrize("men, sizes", [(25, [9, 8, 8]), (35, [9, 9, 9, 8]), (45, [9, 9, 9, 9, 9]), (14, [14]),
+                                        (16, [8, 8])])
+def test_a_crew_half_way_between_two_counts_of_sections_makes_the_larger(men, sizes):
+    """Sections of ten: 25 men are 2.5 sections, 3 of them as near to ten as 2 (each 1.7 off against 2.5);
+    a half always rounds the same way, never to whichever count is even."""
+    f = fort("german-concrete-blockhouse")
+    state = dh(f.replace(crew=f.crew.replace(men=men)), section_size=10)
+    out = resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([]))
+    assert [e.n for e in out.effects if e.type == "unit_created"] == sizes
+
+
 def test_a_section_moved_back_into_its_fortification_rejoins_its_crew_and_keeps_the_crews_pins():
     state = dh(fort("german-concrete-blockhouse"), section_size=12)
     state = apply(state, resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([])))

@@ -812,6 +812,11 @@ def turn_context(battle, board, viewer, page=None):
     last = last_undoable(battle, page)
     return {
         "lg": lg,
+        # DH: a routed crew must leave (seed 003, "Rout 9\""); the attack's answer offers that to the side
+        # that routed it only when the crew is its own, so the crew's side is reminded here until it is done.
+        "routed_crews": [SimpleNamespace(label=s.label, query=urlencode({"action": "dh_leave", "structure": s.id}))
+                         for s in state.structures.values() if battle.ruleset == "dh" and s.crew is not None
+                         and s.crew.routed and s.crew.men and s.crew.side in viewer.sides],
         "upkeep_due": upkeep_due,
         "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,

@@ -1133,6 +1133,34 @@ def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_men == 10
 
 
+def test_a_routed_crews_own_side_is_reminded_to_record_it_leaving(client, db):
+    """The attack that routs a crew offers "record it leaving" to the player who made it only when the
+    crew is theirs; the crew's own side, following by the poll, is reminded in its turn panel until the
+    crew has left, and the reminder opens that form. The other side is not."""
+    from apps.structures.models import BunkerSheet
+
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=6, crew_side="B",
+                          crew_pins=3, crew_routed=True)
+    signed(client, dh.bob)
+    turns = page(client.get(url(dh, "battle"))).find("turns")
+    link = next(a for a in turns.find_all("a") if "leaving" in a.text())
+    assert "Loghouse's crew has routed and must leave" in turns.text()
+    filled = client.get(f"{url(dh, 'battle_form')}?{link.attrs['hx-get'].split('?', 1)[1]}", **HTMX)
+    chosen = {s.attrs["name"]: [o.attrs.get("value") for o in s.find_all("option") if "selected" in o.attrs]
+              for s in page(filled).find("attack-form").find_all("select")}
+    assert chosen["action"] == ["dh_leave"] and chosen["structure"] == [f"s{bunker.pk}"]
+    signed(client, dh.alice)
+    assert "must leave" not in page(client.get(url(dh, "battle"))).find("turns").text()
+    # Once it has left, nobody is reminded.
+    signed(client, dh.bob)
+    client.post(url(dh, "battle_resolve"), {"action": "dh_leave", "structure": f"s{bunker.pk}",
+                                            "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Structure.objects.get(pk=bunker.pk).crew_men == 0
+    assert "must leave" not in page(client.get(url(dh, "battle"))).find("turns").text()
+
+
 def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     """Disposable Heroes, seed 003: a penetrating hit's row says whether the crew takes a Guts check, and
     the check is taken with its normal modifiers once the blast's casualties are known. The attack form

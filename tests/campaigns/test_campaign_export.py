@@ -187,8 +187,10 @@ def test_a_campaign_file_keeps_a_crew_the_builder_would_refuse_now(demo):
     a campaign's file is not: its scenarios and ground were played as they stood (the builder gave a
     bunker its sheet's crew for neither side until it asked), and a club's backup must import."""
     scenario = Scenario.objects.get(name="Farm by the ford")
-    Structure.objects.filter(scenario=scenario, name="Soviet Rifle Pit").update(crew_side="")
     campaign = services.start_campaign(scenario_id=scenario.pk, user=demo.olga, name="Nobody's pit")
+    # as campaigns started before a bunker crew of neither side was refused at the start
+    Structure.objects.filter(Q(scenario=scenario) | Q(campaign=campaign) | Q(battle__campaign=campaign),
+                             name="Soviet Rifle Pit").update(crew_side="")
     doc = json.loads(export_text(campaign))
     pit = [s["name"] for s in doc["structures"]].index("Soviet Rifle Pit")
     doc["structures"][pit].update(crew_men=10, crew_start=10)  # as an older builder let a designer man it

@@ -303,6 +303,36 @@ def test_a_disposable_heroes_crew_holds_its_bunker_for_one_side_and_is_at_most_t
     assert client.post(url, {**form_data(client.get(url), None), "crew_side": "", "crew_men": "0"}).status_code == 302
 
 
+def test_no_battle_or_campaign_starts_while_a_bunkers_crew_holds_it_for_neither_side(client, demo, hill):
+    """A bunker added from its sheet gets the sheet's crew for neither side until a designer says whose; the
+    builder only marked it, and the organiser's Start a battle / Start a campaign went ahead: both sides
+    could attack that crew, nobody lead it out, and the campaign page's tally counted its losses for nobody.
+    Both are refused, naming the bunker, nothing started; once its side is chosen the campaign starts."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    signed_in(client, demo.designer)
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get(sheet=sheet)
+    assert (bunker.crew_side, bunker.crew_men) == ("", 24)
+    signed_in(client, demo.organiser)
+    battles_before, campaigns_before = Battle.objects.count(), Campaign.objects.count()
+    said = ("The crew of German Concrete Blockhouse holds it for neither side yet: a designer chooses the side whose "
+            "men hold it on its page in the builder (“Edit floors, openings…”), then start again.")
+
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"})
+    assert response.status_code == 400 and said in text_of(response, "start-campaign")
+    response = client.post(reverse("scenario_start", args=[hill.pk]), {"name": "Friday", "status": "setup"})
+    assert response.status_code == 400 and said in text_of(response, "start")
+    with pytest.raises(services.CrewsOfNobody):
+        services.start_campaign(scenario_id=hill.pk, user=demo.organiser, name="Road to Caen")
+    assert (Battle.objects.count(), Campaign.objects.count()) == (battles_before, campaigns_before)
+
+    bunker.crew_side = "B"
+    bunker.save(update_fields=["crew_side"])
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"})
+    assert response.status_code == 303
+    assert Campaign.objects.get(name="Road to Caen").structures.get().crew_side == "B"
+
+
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
     """Scenarios start as Bolt Action: a bunker placed then has no crew. Saved as Disposable Heroes,
     each sheet's bunker gets the sheet's full crew, as if added now; a crew already set is kept."""
@@ -1033,11 +1063,14 @@ def test_a_new_scenario_to_a_battle(client, demo, hill):
     bunker = hill.structures.get()
     assert client.post(reverse("scenario_structure_move", args=[hill.pk, bunker.pk]),
                        {f"s{bunker.pk}-x": "20", f"s{bunker.pk}-y": "4"}).status_code == 302
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    assert client.post(url, {**form_data(client.get(url), None), "crew_side": "A"}).status_code == 302
     response = signed_in(client, demo.organiser).post(reverse("scenario_start", args=[hill.pk]),
                                                       {"name": "Hill 112, first try", "status": "setup"})
     battle = Battle.objects.get(name="Hill 112, first try")
     copy_ = battle.structures.get()
     assert response.status_code == 302 and copy_.sheet == sheet and copy_.crew_men == 6 and (copy_.x, copy_.y) == (20, 4)
+    assert copy_.crew_side == "A"
     assert signed_in(client, demo.player).get(reverse("battle", args=[battle.pk])).status_code == 200
 
 

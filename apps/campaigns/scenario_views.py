@@ -265,6 +265,8 @@ def scenario_settings(request, pk):
     seen = form.cleaned_data.get("version")
     # A ruleset's own options are not on another ruleset's form: those keep what they were.
     fields = {name: form.cleaned_data[name] for name in form.Meta.fields if name in form.fields}
+    if form.zones != (scenario.deployment_zones or []):  # the zones along the table's edges follow it
+        fields["deployment_zones"] = form.zones
     with transaction.atomic():
         query = Scenario.objects.filter(pk=scenario.pk)
         if seen is not None:

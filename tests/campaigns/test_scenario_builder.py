@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from apps.armies.models import Unit, Weapon
 from apps.battles.models import Battle, BattleStatus
-from apps.campaigns.formats import export_scenario
+from apps.campaigns.formats import export_scenario, import_scenario
 from apps.battles import services as battles
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Scenario
@@ -151,6 +151,38 @@ def test_a_smaller_table_must_still_hold_every_footprint(client, demo, hill):
     assert client.post(reverse("scenario_settings", args=[hill.pk]), {**data, "table_width": "44"}).status_code == 302
     hill.refresh_from_db()
     assert hill.table_width == 44
+
+
+def test_a_resized_table_takes_its_edge_zones_along_and_holds_every_zone_and_unit(client, demo, hill):
+    """The table shrank under its zones and units: only structures were checked, so side B's zone (y 27 + 9 on
+    a 36″ table) and a unit at x 45 were left off a 40″ × 30″ table, the map drew them off its edge, and the
+    scenario's own export was refused on import (deployment_zones[1].depth runs off the table), a designer's
+    backup lost. Zones along a whole edge or against the far edge now follow the table; a unit or any other
+    zone that would be off it is refused beside the field, as a structure is; nothing saved."""
+    signed_in(client, demo.designer)
+    client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": "A", "newarmy-name": "Guards"})
+    Unit.objects.create(army=hill.armies.get(), name="Scouts", models_start=4, models_left=4, x=45, y=5)
+    middle = {"side": "A", "x": 30, "y": 10, "width": 15, "depth": 5}
+    Scenario.objects.filter(pk=hill.pk).update(deployment_zones=[*hill.deployment_zones, middle])
+    data = {"name": hill.name, "description": "", "table_width": "40", "table_depth": "30", "ruleset": "dh",
+            "weather": "rain", "fires": "on", "version": str(hill.version)}
+    response = client.post(reverse("scenario_settings", args=[hill.pk]), data)
+    assert response.status_code == 400
+    assert [p.text() for p in page(response).find("id_table_width_error").find_all("p")] == [
+        "Scouts would be off the table: move them first",
+        "The deployment zone of side A would be off the table: change the zones first"]
+    assert text_of(response, "id_table_depth_error") == ""
+    hill.refresh_from_db()
+    assert (hill.table_width, hill.table_depth, hill.deployment_zones[2]) == (48, 36, middle)
+
+    Scenario.objects.filter(pk=hill.pk).update(deployment_zones=hill.deployment_zones[:2])
+    Unit.objects.filter(name="Scouts").update(x=38)
+    assert client.post(reverse("scenario_settings", args=[hill.pk]), data).status_code == 302
+    hill.refresh_from_db()
+    assert (hill.table_width, hill.table_depth) == (40, 30)
+    assert hill.deployment_zones == [{"side": "A", "x": 0, "y": 0, "width": 40, "depth": 9},
+                                     {"side": "B", "x": 0, "y": 21, "width": 40, "depth": 9}]
+    assert import_scenario(export_scenario(hill), club=demo.club, user=demo.designer).table_width == 40
 
 
 # ---------------------------------------------------------------------------------- structures

@@ -732,7 +732,7 @@ def import_scenario(data, *, club, user):
     sheets and forces. Raises FormatErrors listing every problem (nothing is saved then). A name the
     club already uses gets " (2)", " (3)"…; the scenario's `import_warnings` names what was left out."""
     _check_designer(club, user)
-    c = Checker()
+    c = Checker(designed=True)
     doc = clean_scenario(c, data) if check_document(c, data, SCENARIO_FORMAT, SCENARIO_VERSION) else None
     if doc is not None:
         crews_as_built(c, doc)

@@ -112,17 +112,50 @@ class ScenarioForm(forms.ModelForm):
             # LG-21 reads the damage taken: without damage points it would never roll.
             self.add_error("collapse_check", "A collapse check reads the damage points: choose a damage-points "
                                              "variant, or leave it off")
+        self.zones = list(self.instance.deployment_zones or [])
         if self.instance.pk:
             width, depth = data.get("table_width"), data.get("table_depth")
             # The whole footprint, as when a structure is placed: its centre on the table is not enough.
             structures = [(s, half_extents(s)) for s in self.instance.structures.all()]
             too_wide = [s.name for s, half in structures if width is not None and s.x + half[0] > width]
             too_deep = [s.name for s, half in structures if depth is not None and s.y + half[1] > depth]
-            if too_wide:
-                self.add_error("table_width", f"{', '.join(too_wide)} would be off the table: move them first")
-            if too_deep:
-                self.add_error("table_depth", f"{', '.join(too_deep)} would be off the table: move them first")
+            # Units standing at a point and the zones too: the map would draw them off its edge, and the
+            # scenario's own file would not import back (its checks hold them to the table).
+            units = Unit.objects.filter(army__scenario=self.instance, x__isnull=False, y__isnull=False).order_by("name")
+            too_wide += [u.name for u in units if width is not None and u.x > width]
+            too_deep += [u.name for u in units if depth is not None and u.y > depth]
+            for field, names in (("table_width", too_wide), ("table_depth", too_deep)):
+                if names:
+                    self.add_error(field, f"{', '.join(names)} would be off the table: move them first")
+            if width is not None and depth is not None:
+                self.fit_zones((self.instance.table_width, self.instance.table_depth), (width, depth))
         return data
+
+    def fit_zones(self, old, new):
+        """The zones on the resized table (`self.zones`): a zone along a whole edge stays along it, one
+        against the far edge stays against it (the default zones follow the table); one that would
+        then still run off is refused beside the measurement that pushes it off."""
+        self.zones, off = [], {"table_width": [], "table_depth": []}
+        for zone in self.instance.deployment_zones or []:
+            if not isinstance(zone, dict):
+                continue
+            fitted = dict(zone)
+            for field, edge, size, was, now in (("table_width", "x", "width", old[0], new[0]),
+                                                ("table_depth", "y", "depth", old[1], new[1])):
+                at, length = Decimal(str(zone.get(edge) or 0)), Decimal(str(zone.get(size) or 0))
+                if at == 0 and length == was:
+                    length = now
+                elif at + length == was:
+                    at, length = max(now - length, 0), min(length, now)
+                if at + length > now:
+                    off[field].append(zone.get("side"))
+                fitted[edge], fitted[size] = number(at), number(length)
+            self.zones.append(fitted)
+        for field, sides in off.items():
+            if sides:
+                named = " and ".join(f"side {side}" if side else "no side" for side in sides)
+                self.add_error(field, f"The deployment zone{'s' if len(sides) > 1 else ''} of {named} would be off "
+                                      "the table: change the zones first")
 
 
 class NewScenarioForm(ScenarioForm):

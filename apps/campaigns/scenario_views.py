@@ -265,6 +265,8 @@ def scenario_settings(request, pk):
     seen = form.cleaned_data.get("version")
     # A ruleset's own options are not on another ruleset's form: those keep what they were.
     fields = {name: form.cleaned_data[name] for name in form.Meta.fields if name in form.fields}
+    if form.zones != (scenario.deployment_zones or []):  # the zones along the table's edges follow it
+        fields["deployment_zones"] = form.zones
     with transaction.atomic():
         query = Scenario.objects.filter(pk=scenario.pk)
         if seen is not None:
@@ -679,6 +681,9 @@ def scenario_start(request, pk):
     if not permissions.is_organiser(request.user, scenario.club_id):
         raise PermissionDenied("Only the club's organisers start battles.")
     form = StartBattleForm(request.POST)
+    unsided = campaign_services.crews_of_nobody(scenario)
+    if unsided:
+        form.add_error(None, campaign_services.CrewsOfNobody(unsided).message)
     if not form.is_valid():
         return builder_with_errors(request, scenario, start_form=form)
     seen, newest = form.cleaned_data["after"], newest_battle_id(scenario)
@@ -719,6 +724,9 @@ def scenario_campaign(request, pk):
         try:
             campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **fields)
             started = True
+        except campaign_services.CrewsOfNobody as error:
+            form.add_error(None, error.message)
+            return builder_with_errors(request, scenario, campaign_form=form)
         except ActionRefused as error:  # the same name, started from another tab while this one was checked
             campaign = form.started_meanwhile()
             if campaign is None:

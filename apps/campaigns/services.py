@@ -22,7 +22,7 @@ from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Scenario
 from apps.rules import ActionRefused
 from apps.rules.tables import DH_PINS_TO_ROUT
-from apps.structures.models import Floor, Structure
+from apps.structures.models import Floor, Structure, has_crews
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
                 "weather", "options")
@@ -44,16 +44,42 @@ def with_suffix(name, suffix):
     return name[:NAME_LENGTH - len(suffix)].rstrip() + suffix
 
 
+class CrewsOfNobody(ActionRefused):
+    """The scenario has Disposable Heroes bunkers whose crew holds them for neither side: nothing started."""
+
+    def __init__(self, names):
+        listed = ", ".join(names)
+        super().__init__("scenario", names, f"The crew of {listed} holds {'it' if len(names) == 1 else 'them'} for "
+                                            "neither side yet: a designer chooses the side whose men hold it on its "
+                                            "page in the builder (“Edit floors, openings…”), then start again.")
+        self.names = names
+
+
+def crews_of_nobody(scenario):
+    """Names of the scenario's bunkers whose Disposable Heroes crew holds them for neither side (added from a
+    sheet, or imported, before anyone said whose). Played so, both sides could attack that crew, nobody
+    could lead it out and no side's tally would count it: a battle or campaign is not started from it."""
+    if not has_crews(scenario.ruleset):
+        return []
+    return list(scenario.structures.filter(sheet__isnull=False, crew_men__gt=0, crew_side="")
+                .order_by("name").values_list("name", flat=True))
+
+
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
     """A campaign on a scenario's ground, forces and deployment zones (its own copies: the scenario stays as
     it is, and a later change to it moves nothing in the campaign), with
     its first session set up on the scenario's table. Organisers only. A name the club already uses (in
     any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
-    together, and only the club's lock decides between them."""
+    together, and only the club's lock decides between them. A bunker crew of neither side is refused
+    (CrewsOfNobody)."""
     with transaction.atomic():
-        scenario = Scenario.objects.get(pk=scenario_id)
+        # Locked as every builder change locks it (scenario_views.one_writer): the copy is never half of one.
+        scenario = Scenario.objects.select_for_update().get(pk=scenario_id)
         if not permissions.is_organiser(user, scenario.club_id):
             raise ActionRefused("campaign", None, f"Only an organiser of {scenario.club} may start a campaign")
+        unsided = crews_of_nobody(scenario)
+        if unsided:
+            raise CrewsOfNobody(unsided)
         club = Club.lock(scenario.club_id)
         if club.campaigns.filter(name__iexact=name).exists():
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")

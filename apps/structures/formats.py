@@ -229,7 +229,10 @@ class Checker:
     so that one pass reports every error.
     """
 
-    def __init__(self):
+    def __init__(self, *, designed=False):
+        # A sheet or scenario file is a designer's card, held to the sheet editor's own checks (a weapon
+        # crew or ROF of 0); a campaign file is the club's record of what was played, read as it was.
+        self.designed = designed
         self.errors = []
         self.more = 0  # errors found beyond the first MAX_ERRORS, counted, not kept
         self.notes = []  # what was read but left out, told to the importer with the result
@@ -570,7 +573,22 @@ def _crew(path, value, c):
     if isinstance(value, str):
         c.error(path, f'must be a number of men, "all" or null, not {show(value)}')
         return None
-    return c.integer(path, value, 0, 999)
+    crew = c.integer(path, value, 0, 999)
+    if crew == 0 and c.designed:
+        # 0 is not "none": the rules take a weapon with a crew (even of 0) as a heavy weapon to knock out.
+        c.error(path, 'must be at least 1 man: write null when it needs none of its own (a pit\'s Rifles), '
+                      '"all" for All Crew')
+        return None
+    return crew
+
+
+def _rof(path, value, c):
+    rof = c.integer(path, value, 0, 99, null=True)
+    if rof == 0 and c.designed:
+        # The cards print 1 to 6 or "-"; the rules would fire a 0 as 1.
+        c.error(path, "must be at least 1: write null when it has none (a pit's Rifles)")
+        return None
+    return rof
 
 
 def _weapons(path, value, c):
@@ -589,7 +607,7 @@ def _weapons(path, value, c):
             "name": f(d, at, "name", c.text, 60),
             "location": f(d, at, "location", _optional_text, c, 40, default=None),
             "range": f(d, at, "range", c.integer, 0, 9999, null=True, default=None),
-            "rof": f(d, at, "rof", c.integer, 0, 99, null=True, default=None),
+            "rof": f(d, at, "rof", _rof, c, default=None),
             "ap": f(d, at, "ap", c.integer, 0, 99, null=True, default=None),
             "mm": f(d, at, "mm", c.integer, -99, 99, null=True, default=None),
             "dm": f(d, at, "dm", c.integer, -99, 99, null=True, default=None),
@@ -671,7 +689,7 @@ def import_sheet(data, *, club, user):
     from apps.campaigns.models import Club
 
     _check_designer(club, user)
-    c = Checker()
+    c = Checker(designed=True)
     body = clean_sheet(c, data, envelope=True) if check_document(c, data, SHEET_FORMAT, SHEET_VERSION) else None
     if not c.ok:
         raise c.failure()

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from apps.armies.models import Weapon
 from apps.campaigns import permissions
-from apps.campaigns.models import Club
+from apps.campaigns.models import Club, Scenario
 from apps.rules import tables
 from apps.rules.dh import penetration_odds, riflemen, validate_sheet
 from apps.structures import blueprints
@@ -360,6 +360,19 @@ def in_play(sheet):
     return [f"the campaign {name}" for name in campaigns] + [f"the battle {name}" for name in battles]
 
 
+def fewer_men(sheet, crew_total):
+    """A crew cut below what a scenario manned its bunkers with: those bunkers get the sheet's whole crew,
+    or the builder would start battles with more men than the card and the scenario's own file would not
+    import back. Scenarios only: a campaign or battle keeps the crew it was played with. Each scenario is
+    locked as a builder change locks it. The names of the scenarios changed."""
+    over = Structure.objects.filter(sheet=sheet, scenario__isnull=False, crew_men__gt=crew_total)
+    scenarios = list(Scenario.objects.select_for_update().filter(pk__in=over.values("scenario_id"))
+                     .order_by("pk").values_list("name", flat=True))
+    if scenarios and over.update(crew_men=crew_total):
+        return [f"the scenario {name}" for name in sorted(scenarios)]
+    return []
+
+
 def changes_play(request, sheet, editor):
     """A save that would change a card in play without the designer having said so: refused, told next to
     the box that says so (a clone changes only what it is placed in)."""
@@ -443,8 +456,12 @@ def sheet_edit(request, pk):
         saved = BunkerSheet.objects.filter(pk=sheet.pk, version=seen).update(
             **editor.saved_fields(), version=F("version") + 1, updated_at=timezone.now()
         )
+        manned = fewer_men(sheet, editor.body["crew_total"]) if saved else []
     if saved:
         messages.success(request, f"Saved {editor.body['name']} (version {seen + 1}).")
+        if manned:
+            messages.info(request, f"Its bunkers in {', '.join(manned)} had more men than its crew of "
+                                   f"{editor.body['crew_total']}: they now have {editor.body['crew_total']}.")
         return redirect("sheet_edit", pk=sheet.pk)
 
     # Someone saved since this form was opened: show both, save nothing. The form now carries the

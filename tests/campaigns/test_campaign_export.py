@@ -189,8 +189,10 @@ def test_a_campaign_file_keeps_a_crew_the_builder_would_refuse_now(demo):
     a campaign's file is not: its scenarios and ground were played as they stood (the builder gave a
     bunker its sheet's crew for neither side until it asked), and a club's backup must import."""
     scenario = Scenario.objects.get(name="Farm by the ford")
-    Structure.objects.filter(scenario=scenario, name="Soviet Rifle Pit").update(crew_side="")
     campaign = services.start_campaign(scenario_id=scenario.pk, user=demo.olga, name="Nobody's pit")
+    # as campaigns started before a bunker crew of neither side was refused at the start
+    Structure.objects.filter(Q(scenario=scenario) | Q(campaign=campaign) | Q(battle__campaign=campaign),
+                             name="Soviet Rifle Pit").update(crew_side="")
     doc = json.loads(export_text(campaign))
     pit = [s["name"] for s in doc["structures"]].index("Soviet Rifle Pit")
     doc["structures"][pit].update(crew_men=10, crew_start=10)  # as an older builder let a designer man it
@@ -883,3 +885,17 @@ def test_a_section_naming_a_fortification_the_file_lacks_is_refused_at_its_path(
     side = doc["armies"].index(army)
     assert any(path == f"armies[{side}].units[{unit}].crew_of" for path, _ in refused.value.errors)
     assert counts() == before
+
+
+def test_a_campaign_file_keeps_a_weapon_crew_or_rof_of_0_the_sheet_import_refuses(demo):
+    """A sheet or scenario file is refused a weapon crew or ROF of 0 (the editor's rule); a campaign file is
+    the club's record of what was played with the card as it stood then, and its backup must import."""
+    scenario = Scenario.objects.get(name="Farm by the ford")
+    campaign = services.start_campaign(scenario_id=scenario.pk, user=demo.olga, name="Zero crews")
+    doc = json.loads(export_text(campaign))
+    i = next(i for i, s in enumerate(doc["sheets"]) if s["weapons"])
+    doc["sheets"][i]["weapons"][0].update(crew=0, rof=0)
+    slug = doc["sheets"][i]["slug"]
+    copy_ = import_campaign(doc, club=olgas_new_host(demo), user=demo.olga)
+    sheet = Structure.objects.filter(campaign=copy_, sheet__isnull=False).get(sheet__weapons__0__crew=0).sheet
+    assert (sheet.weapons[0]["crew"], sheet.weapons[0]["rof"]) == (0, 0) and sheet.slug.startswith(slug)

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from apps.armies.models import Unit, Weapon
 from apps.battles.models import Battle, BattleStatus
-from apps.campaigns.formats import export_scenario
+from apps.campaigns.formats import export_scenario, import_scenario
 from apps.battles import services as battles
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Scenario
@@ -151,6 +151,38 @@ def test_a_smaller_table_must_still_hold_every_footprint(client, demo, hill):
     assert client.post(reverse("scenario_settings", args=[hill.pk]), {**data, "table_width": "44"}).status_code == 302
     hill.refresh_from_db()
     assert hill.table_width == 44
+
+
+def test_a_resized_table_takes_its_edge_zones_along_and_holds_every_zone_and_unit(client, demo, hill):
+    """The table shrank under its zones and units: only structures were checked, so side B's zone (y 27 + 9 on
+    a 36″ table) and a unit at x 45 were left off a 40″ × 30″ table, the map drew them off its edge, and the
+    scenario's own export was refused on import (deployment_zones[1].depth runs off the table), a designer's
+    backup lost. Zones along a whole edge or against the far edge now follow the table; a unit or any other
+    zone that would be off it is refused beside the field, as a structure is; nothing saved."""
+    signed_in(client, demo.designer)
+    client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": "A", "newarmy-name": "Guards"})
+    Unit.objects.create(army=hill.armies.get(), name="Scouts", models_start=4, models_left=4, x=45, y=5)
+    middle = {"side": "A", "x": 30, "y": 10, "width": 15, "depth": 5}
+    Scenario.objects.filter(pk=hill.pk).update(deployment_zones=[*hill.deployment_zones, middle])
+    data = {"name": hill.name, "description": "", "table_width": "40", "table_depth": "30", "ruleset": "dh",
+            "weather": "rain", "fires": "on", "version": str(hill.version)}
+    response = client.post(reverse("scenario_settings", args=[hill.pk]), data)
+    assert response.status_code == 400
+    assert [p.text() for p in page(response).find("id_table_width_error").find_all("p")] == [
+        "Scouts would be off the table: move them first",
+        "The deployment zone of side A would be off the table: change the zones first"]
+    assert text_of(response, "id_table_depth_error") == ""
+    hill.refresh_from_db()
+    assert (hill.table_width, hill.table_depth, hill.deployment_zones[2]) == (48, 36, middle)
+
+    Scenario.objects.filter(pk=hill.pk).update(deployment_zones=hill.deployment_zones[:2])
+    Unit.objects.filter(name="Scouts").update(x=38)
+    assert client.post(reverse("scenario_settings", args=[hill.pk]), data).status_code == 302
+    hill.refresh_from_db()
+    assert (hill.table_width, hill.table_depth) == (40, 30)
+    assert hill.deployment_zones == [{"side": "A", "x": 0, "y": 0, "width": 40, "depth": 9},
+                                     {"side": "B", "x": 0, "y": 21, "width": 40, "depth": 9}]
+    assert import_scenario(export_scenario(hill), club=demo.club, user=demo.designer).table_width == 40
 
 
 # ---------------------------------------------------------------------------------- structures
@@ -301,6 +333,36 @@ def test_a_disposable_heroes_crew_holds_its_bunker_for_one_side_and_is_at_most_t
     assert "crewed by side B (18 men)" in text and "neither side" not in text
     # An empty bunker needs no side.
     assert client.post(url, {**form_data(client.get(url), None), "crew_side": "", "crew_men": "0"}).status_code == 302
+
+
+def test_no_battle_or_campaign_starts_while_a_bunkers_crew_holds_it_for_neither_side(client, demo, hill):
+    """A bunker added from its sheet gets the sheet's crew for neither side until a designer says whose; the
+    builder only marked it, and the organiser's Start a battle / Start a campaign went ahead: both sides
+    could attack that crew, nobody lead it out, and the campaign page's tally counted its losses for nobody.
+    Both are refused, naming the bunker, nothing started; once its side is chosen the campaign starts."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse")
+    signed_in(client, demo.designer)
+    assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
+    bunker = hill.structures.get(sheet=sheet)
+    assert (bunker.crew_side, bunker.crew_men) == ("", 24)
+    signed_in(client, demo.organiser)
+    battles_before, campaigns_before = Battle.objects.count(), Campaign.objects.count()
+    said = ("The crew of German Concrete Blockhouse holds it for neither side yet: a designer chooses the side whose "
+            "men hold it on its page in the builder (“Edit floors, openings…”), then start again.")
+
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"})
+    assert response.status_code == 400 and said in text_of(response, "start-campaign")
+    response = client.post(reverse("scenario_start", args=[hill.pk]), {"name": "Friday", "status": "setup"})
+    assert response.status_code == 400 and said in text_of(response, "start")
+    with pytest.raises(services.CrewsOfNobody):
+        services.start_campaign(scenario_id=hill.pk, user=demo.organiser, name="Road to Caen")
+    assert (Battle.objects.count(), Campaign.objects.count()) == (battles_before, campaigns_before)
+
+    bunker.crew_side = "B"
+    bunker.save(update_fields=["crew_side"])
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"})
+    assert response.status_code == 303
+    assert Campaign.objects.get(name="Road to Caen").structures.get().crew_side == "B"
 
 
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
@@ -1033,11 +1095,14 @@ def test_a_new_scenario_to_a_battle(client, demo, hill):
     bunker = hill.structures.get()
     assert client.post(reverse("scenario_structure_move", args=[hill.pk, bunker.pk]),
                        {f"s{bunker.pk}-x": "20", f"s{bunker.pk}-y": "4"}).status_code == 302
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    assert client.post(url, {**form_data(client.get(url), None), "crew_side": "A"}).status_code == 302
     response = signed_in(client, demo.organiser).post(reverse("scenario_start", args=[hill.pk]),
                                                       {"name": "Hill 112, first try", "status": "setup"})
     battle = Battle.objects.get(name="Hill 112, first try")
     copy_ = battle.structures.get()
     assert response.status_code == 302 and copy_.sheet == sheet and copy_.crew_men == 6 and (copy_.x, copy_.y) == (20, 4)
+    assert copy_.crew_side == "A"
     assert signed_in(client, demo.player).get(reverse("battle", args=[battle.pk])).status_code == 200
 
 

@@ -365,3 +365,14 @@ def test_a_copy_of_the_export_is_not_changed_by_import(demo):
     pristine = copy.deepcopy(data)
     import_scenario(data, club=demo.olga_club, user=demo.olga)
     assert data == pristine
+
+
+def test_a_sheet_in_a_scenario_file_with_a_crew_or_rof_of_0_is_refused_at_its_path(demo):
+    """A scenario file's sheets are a designer's cards as a sheet file's are: a weapon crew or ROF of 0 is
+    refused, named under the file's sheets, nothing saved."""
+    farm = json.loads(dumps(export_scenario(demo.farm)))
+    weapons = next((i, s) for i, s in enumerate(farm["sheets"]) if s["weapons"])
+    i, sheet = weapons
+    sheet["weapons"][0].update(crew=0, rof=0)
+    paths = [p for p, _ in errors_of(farm, demo)]
+    assert paths == [f"sheets[{i}].weapons[0].crew", f"sheets[{i}].weapons[0].rof"]

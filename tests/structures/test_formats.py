@@ -318,3 +318,22 @@ def test_text_pasted_beyond_the_form_data_limit_is_refused_in_words(world):
     page_text = response.content.decode()
     assert "Too much text" in page_text and "choose it as a file instead of pasting it" in page_text
     assert BunkerSheet.objects.count() == before
+
+
+@pytest.mark.parametrize("field, words", [
+    ("crew", "must be at least 1 man: write null when it needs none of its own"),
+    ("rof", "must be at least 1: write null when it has none"),
+])
+def test_a_weapon_crew_or_rof_of_0_is_refused_at_its_path_as_the_editor_does(world, field, words):
+    """The editor refuses a crew or ROF of 0 (the rules take a crew of 0 as a heavy weapon nobody serves,
+    and fire a ROF of 0 as 1): a hand-edited sheet file is held to the same, every 0 named."""
+    data = loghouse()
+    data["weapons"][0][field] = 0
+    data["weapons"][1][field] = 0
+    before = BunkerSheet.objects.count()
+    errors = errors_of(data, world)
+    assert [p for p, _ in errors] == [f"weapons[0].{field}", f"weapons[1].{field}"]
+    assert all(words in m for _, m in errors), errors
+    assert BunkerSheet.objects.count() == before
+    data["weapons"][0][field] = data["weapons"][1][field] = None  # what the message says to write
+    assert import_sheet(data, club=world.club, user=world.designer).weapons[0][field] is None

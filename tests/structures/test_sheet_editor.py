@@ -258,6 +258,35 @@ def test_a_sheet_in_play_is_changed_there_only_when_the_designer_says_so(client,
     assert 'id="in-play"' not in page_ and 'name="in_play_too"' not in page_
 
 
+def test_a_crew_cut_below_a_scenarios_bunker_mans_it_with_the_new_crew_and_its_file_imports_back(client, world):
+    """A designer cut the card's crew from 12 to 8 men: the scenario's bunker kept its 12, the builder started
+    battles with 12 men in an 8-man bunker, and the scenario's own export was refused on import (structures[0].
+    crew_men: more than its sheet's crew), a designer's backup lost. Its bunkers there now get the card's 8,
+    the save says so; one manned below (4) keeps its men, and a campaign keeps the crew it was played with."""
+    from apps.campaigns import services as campaign_services
+    from apps.campaigns.formats import export_scenario, import_scenario
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    logs = Material.objects.get(surface="wall", slug="logs")
+    hill = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    full = Structure.objects.create(scenario=hill, name="Loghouse", kind="bunker", sheet=world.sheet, x=24, y=24,
+                                    wall_material=logs, crew_side="B", crew_men=12)
+    low = Structure.objects.create(scenario=hill, name="Outpost", kind="bunker", sheet=world.sheet, x=48, y=24,
+                                   wall_material=logs, crew_side="B", crew_men=4)
+    campaign = campaign_services.start_campaign(scenario_id=hill.pk, user=world.organiser, name="Winter line")
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "crew_total": "8", "in_play_too": "on"})
+    assert response.status_code == 302
+    full.refresh_from_db(), low.refresh_from_db()
+    assert (full.crew_men, low.crew_men) == (8, 4)
+    assert campaign.structures.get(name="Loghouse").crew_men == 12
+    said = [str(m) for m in client.get(response["Location"]).context["messages"]]
+    assert "Its bunkers in the scenario Hill 112 had more men than its crew of 8: they now have 8." in said
+    copy_ = import_scenario(export_scenario(hill), club=world.club, user=world.designer)
+    assert copy_.structures.get(name="Loghouse").crew_men == 8
+
+
 def campaign_holding(world, lost):
     """A Disposable Heroes campaign started on the sheet, its bunker having lost the weapons at `lost`."""
     from apps.campaigns import services as campaign_services

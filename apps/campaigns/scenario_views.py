@@ -34,7 +34,7 @@ from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm,
 from apps.rules import ActionRefused
 from apps.structures import blueprints
 from apps.structures.formats import dumps, first_free, number
-from apps.structures.models import Floor, Material, Opening, Structure, has_crews, mark_crews
+from apps.structures.models import BunkerSheet, Floor, Material, Opening, Structure, has_crews, mark_crews
 from apps.structures.views import download_name, json_download, print_cards, run_import
 from config.responses import refused, see_other
 
@@ -340,6 +340,11 @@ def structure_add(request, pk):
         return builder_with_errors(request, scenario, add_form=form)
     blueprint = blueprints.BY_KEY[form.cleaned_data["blueprint"]]
     sheet = form.cleaned_data.get("sheet")
+    # Held until the bunker is saved, so a designer deleting the sheet meanwhile waits and then sees it
+    # placed (`sheet_delete`); a sheet deleted a moment before is gone from here too.
+    if sheet is not None and not BunkerSheet.objects.select_for_update(no_key=True).filter(pk=sheet.pk).values("pk"):
+        form.add_error("sheet", f"{sheet.name} was deleted a moment ago: choose another sheet")
+        return builder_with_errors(request, scenario, add_form=form)
     wall = Material.objects.filter(surface="wall", slug=blueprint.wall).first()
     roof = Material.objects.filter(surface="roof", slug=blueprint.roof).first() if blueprint.roof else None
     if wall is None or (blueprint.roof and roof is None):

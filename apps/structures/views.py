@@ -588,6 +588,9 @@ def sheet_delete(request, pk):
     campaign or battle places is refused, naming where (those hold the sheet itself, not a copy)."""
     sheet = editable_sheet(request, pk)
     with transaction.atomic():
+        # The builder places a sheet with its row locked (`structure_add`): a placement under way
+        # finishes first and is seen here, instead of the delete failing on it with a server error.
+        list(BunkerSheet.objects.select_for_update().filter(pk=sheet.pk).values_list("pk"))
         used = Structure.objects.filter(sheet=sheet)
         where = sorted(set(used.filter(scenario__isnull=False).values_list("scenario__name", flat=True)))
         where = [f"the scenario {name}" for name in where] + in_play(sheet)

@@ -434,6 +434,9 @@ def resolve_ba_damage(state, inp, dice):
     rolled = dice.pool(hits, 6, f"Damage on {u.label} ({need}+)", at_least=need)
     n = min(rolled, u.models)
     effects = [Effect("casualties", u.id, n)] if n else []
-    if n and n == u.models:
+    gone = bool(n) and n == u.models
+    if gone:
         effects.append(Effect("unit_destroyed", u.id))
-    return effects, f"{hits} hits on {u.label} needing {need}+: {n} casualt{'y' if n == 1 else 'ies'}"
+    # The log line is what the table reads back: "2 casualties" alone did not say the squad was gone.
+    return effects, f"{hits} hits on {u.label} needing {need}+: {n} casualt{'y' if n == 1 else 'ies'}" \
+                    + (f"; {u.label} destroyed" if gone else "")

@@ -365,6 +365,15 @@ def test_damage_rolls_inside():
     assert [(e.type, e.n) for e in out.effects] == [("casualties", 3), ("unit_destroyed", 0)]
 
 
+def test_a_damage_roll_that_wipes_out_the_unit_says_so_in_the_log():
+    """The log line is what both phones read: "3 casualties" on a squad of three did not say it was gone."""
+    state = house(units=[squad(models=3)])
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 4, "source": "he"}, ScriptedDice([4, 5, 6, 1]))
+    assert out.summary == "4 hits on sq needing 4+: 3 casualties; sq destroyed"
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 4, "source": "he"}, ScriptedDice([4, 5, 1, 1]))
+    assert out.summary == "4 hits on sq needing 4+: 2 casualties"
+
+
 @pytest.mark.parametrize("kind, need", [("building", 5), ("bunker", 5), ("pillbox", 5), ("foxhole", 4),
                                         ("trench", 4), ("weapon_emplacement", 4)])
 def test_extra_protection_only_inside_buildings_and_bunkers(kind, need):

@@ -95,8 +95,11 @@ def standing_building(s):
 
 
 def rammable(s):
-    """What a heavy tank may drive into: a building, not a fortification, not rubble (BA-45, BA-57)."""
-    return s.kind == "building" and not s.is_bunker and not (s.collapsed or s.destroyed)
+    """What a heavy tank may drive into: a wooden or brick building (or a flimsy one, driven through), not a
+    fortification, not rubble (BA-45, BA-57). The form offers only these: it had offered the demo's stone
+    church, which the rule then refused."""
+    return s.kind == "building" and not s.is_bunker and not (s.collapsed or s.destroyed) \
+        and (s.flimsy or s.construction in tables.BUILDING_RAM_DICE)
 
 
 def _building(s):

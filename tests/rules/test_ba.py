@@ -331,6 +331,20 @@ def test_who_may_ram_what():
     assert shed.dice == () and ("collapse", "house") in kinds(shed)
 
 
+@pytest.mark.parametrize("construction, flimsy", [("brick", False), ("wooden", False), ("stone", False),
+                                                  ("concrete", False), ("stone", True)])
+def test_the_form_offers_a_tank_only_the_buildings_the_rule_lets_it_ram(construction, flimsy):
+    """`rammable` is what the form offers: a stone church was offered, then refused ("only wooden or brick")."""
+    from apps.rules.ba import rammable
+    state = tank_battle(construction, flimsy=flimsy)
+    try:
+        resolve("ba_tank_ram", state, {"tank": "tank", "structure": "house"}, RandomDice(1))
+        allowed = True
+    except ActionRefused:
+        allowed = False
+    assert rammable(state.structures["house"]) is allowed is (flimsy or construction in ("brick", "wooden"))
+
+
 @pytest.mark.parametrize("flimsy", [False, True])
 def test_a_tank_never_drives_into_a_building_its_own_side_holds(flimsy):
     """BA-45: it "is treated as an assault", made on the enemy: not on a building that holds any of the

@@ -330,12 +330,12 @@ def resolve_ba_flamethrower(state, inp, dice):
 @action(
     "ba_barrage", "ba", "Artillery barrage: heavy howitzer hits on a building",
     Field("structure", "structure", "Building", fits=standing_building),
+    # The form asks one number per unit (or, empty, for the building itself): the help is read beside
+    # those, so it speaks of the number typed, not of the "u7=2" pairs the input also accepts.
     Field("hits", "unit_hits", "Heavy howitzer hits per unit",
-          help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
-               "'building' for an empty building's own die"),
+          help="From the 'heavy howitzer' barrage results, before halving for Down"),
     Field("pins", "unit_hits", "Pins per unit", required=False,
-          help="unit=pin markers the barrage places on each unit inside, by the core rules (in a bunker: "
-               "pins, never damage)"),
+          help="Pin markers the barrage places on the unit, by the core rules (in a bunker: pins, never damage)"),
     source=f"{SOURCE} 'Artillery barrages against units in buildings', 'Bunkers' (BA-36..38, BA-56, A-BA-15)",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
 )

@@ -936,6 +936,20 @@ def test_a_barrage_on_an_occupied_building_offers_no_die_for_the_building_itself
     assert "Hits on Brick house itself (empty building)" in form.find("attack-form").text()
 
 
+def test_the_barrage_form_explains_each_number_in_words(client, w):
+    """The form asks one number per unit, but its help still read "unit=hits from each 'heavy howitzer'
+    barrage result…; 'building' for an empty building's own die": the syntax of the pairs the rules accept,
+    beside a box that wants a plain number (a player typed "u7=6" there)."""
+    signed(client, w.alice)
+    for occupied in (True, False):
+        if not occupied:
+            Unit.objects.filter(pk=w.squad.pk).update(floor=None, x=5, y=5)
+        form = page(client.get(url(w, "battle_form"), {"action": "ba_barrage", "structure": sid(w.house)}, **HTMX))
+        text = form.find("attack-form").text()
+        assert "From the 'heavy howitzer' barrage results, before halving for Down" in text
+        assert "unit=" not in text and "'building'" not in text, text
+
+
 def test_a_barrage_records_its_pins_on_the_units_inside(client, w):
     """The barrage form asked only for heavy-howitzer hits: the pins it places (all it does to a unit in a
     bunker) could not be recorded anywhere. Now one number per unit inside, as for the hits."""

@@ -89,6 +89,13 @@ def _collapse(state, s):
                                           if u.kind in ("infantry", "artillery")]
 
 
+def buried(state, effects):
+    """Who a collapse killed, by name: "everyone inside destroyed" was said of an empty church too, and a
+    tank's collapse said nothing of the squad inside."""
+    names = [state.units[e.target].label for e in effects if e.type == "unit_destroyed"]
+    return f"{', '.join(names)} destroyed" if names else "nobody inside"
+
+
 def standing_building(s):
     """What these rules let a player fire at or assault: a building or bunker not yet rubble (`_building`)."""
     return is_building(s) and not (s.collapsed or s.destroyed)
@@ -164,8 +171,9 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
         effects.append(Effect("pin", pinned.id, pins))
     words = [f"{he} shell explodes on {floor.the_label}: {hits} hits"]
     if hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES):
-        effects += _collapse(state, s)
-        words.append(f"{s.label} collapses ({threshold}+), everyone inside destroyed")
+        fell = _collapse(state, s)
+        effects += fell
+        words.append(f"{s.label} collapses ({threshold}+): {buried(state, fell)}")
     elif victim is None:
         words.append("on an empty floor")
     elif bunker:
@@ -358,7 +366,8 @@ def resolve_ba_barrage(state, inp, dice):
     total = sum(hits.values())
     threshold = tables.COLLAPSE_HITS["bunker" if s.is_bunker else "building"]
     if total >= threshold:
-        return _collapse(state, s), f"{total} heavy howitzer hits: {s.label} collapses, everyone inside destroyed"
+        fell = _collapse(state, s)
+        return fell, f"{total} heavy howitzer hits: {s.label} collapses: {buried(state, fell)}"
     # The barrage's pin markers, placed as usual; in a bunker they are all it does (BA-56).
     effects = [Effect("pin", uid, n) for uid, n in pins.items() if n]
     pinned = "; " + ", ".join(f"{state.units[e.target].label} +{e.n} pin{'s' * (e.n != 1)}" for e in effects) \
@@ -399,7 +408,9 @@ def resolve_ba_tank_ram(state, inp, dice):
                                   f"{'is' if len(own) == 1 else 'are'} in {s.label}: a tank drives into a "
                                   "building as an assault on the enemy, never into its own side's")
     if s.flimsy:
-        return _collapse(state, s), f"{tank.label} drives straight through {s.label}"
+        fell = _collapse(state, s)
+        return fell, f"{tank.label} drives straight through {s.label}" + \
+            (f": {buried(state, fell)}" if len(fell) > 1 else "")
     if s.construction not in tables.BUILDING_RAM_DICE:
         refuse("structure", s.id, f"tanks may only drive into wooden or brick buildings, not {s.construction}")
     plus, n = tables.TANK_RAM[tank.tank_class], tables.BUILDING_RAM_DICE[s.construction]
@@ -412,10 +423,11 @@ def resolve_ba_tank_ram(state, inp, dice):
             f"{s.label} holds ({building_value} v {tank_value}): {damage.replace('_', ' ')} to {tank.label}, " \
             f"which stops in front of it; +1 pin"
     effects = ([Effect("tank_result", tank.id, note="superficial")] if building_value == tank_value else [])
-    effects += _collapse(state, s) + [Effect("went_down", tank.id), pin]
+    fell = _collapse(state, s)
+    effects += fell + [Effect("went_down", tank.id), pin]
     how = "tie: superficial damage to the tank and" if building_value == tank_value else "the tank wins:"
-    return effects, f"{tank_value} v {building_value}, {how} {s.label} collapses; {tank.label} halts in the " \
-                    f"rubble, Down; +1 pin"
+    return effects, f"{tank_value} v {building_value}, {how} {s.label} collapses ({buried(state, fell)}); " \
+                    f"{tank.label} halts in the rubble, Down; +1 pin"
 
 
 @action(

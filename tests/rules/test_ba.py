@@ -23,6 +23,23 @@ def squad(uid="sq", floor=0, **kw):
 
 # -------------------------------------------------------------- HE over open sights
 
+def test_a_collapse_names_who_it_killed_or_says_nobody_was_inside():
+    """"Stone church collapses (10+), everyone inside destroyed" was logged for an empty church, and a tank
+    bringing a house down said nothing of the squad inside. The log names them, or says nobody was in."""
+    state = house(units=[squad(name="Grenadiers"), squad("up", floor=1, name="MG team")])
+    out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes"},
+                  ScriptedDice([6, 4]))
+    assert out.summary == "2D6 shell explodes on the ground floor: 10 hits; House collapses (10+): Grenadiers, MG team destroyed"
+    empty = house()
+    out = resolve("ba_he", empty, {"weapon": "he_2d6", "structure": "house", "floor": 0, "hit": "yes"},
+                  ScriptedDice([6, 4]))
+    assert out.summary == "2D6 shell explodes on the ground floor: 10 hits; House collapses (10+): nobody inside"
+    out = resolve("ba_barrage", empty, {"structure": "house", "hits": "building=10"}, ScriptedDice([]))
+    assert out.summary == "10 heavy howitzer hits: House collapses: nobody inside"
+    out = resolve("ba_tank_ram", tank_battle(), {"tank": "tank", "structure": "house"}, ScriptedDice([3, 6, 5, 1]))
+    assert out.summary == "13 v 12, the tank wins: House collapses (sq destroyed); tank halts in the rubble, Down; +1 pin"
+
+
 @pytest.mark.parametrize("faces, collapses", [([6, 3], False), ([6, 4], True), ([5, 4], False)])
 def test_2d6_he_collapses_at_ten_hits(faces, collapses):
     state = house(units=[squad(pins=2), squad("up", floor=1)])

@@ -154,8 +154,11 @@ def map_of(battle, structures, units):
     """The table drawn to scale in inches: footprints centred on (x, y), rotated clockwise."""
     for s in structures:
         cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
-        inside = Counter(f.occupant.army.side for f in s.floor_rows
-                         if getattr(f, "occupant", None) is not None and not f.occupant.destroyed)
+        held = [f.occupant for f in s.floor_rows if getattr(f, "occupant", None) is not None and not f.occupant.destroyed]
+        inside = Counter(u.army.side for u in held)
+        # A side's badge is ringed when a unit of it inside is pinned: the map showed pins only for a
+        # Disposable Heroes crew, and a pinned squad looked the same as a fresh one until its card was opened.
+        pinned = {u.army.side for u in held if u.pins}
         states = ["st-collapsed" if s.collapsed else "st-destroyed" if s.destroyed else
                   "st-damaged" if s.damage_taken else "st-intact"]
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
@@ -190,12 +193,13 @@ def map_of(battle, structures, units):
             classes=" ".join(states), hit_r=max(2.5, min(w, d) / 2),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
             fire=f"{float(s.fire_size):g}" if s.burning else "", crew=crew,
-            badges=[SimpleNamespace(side=side, n=inside[side], x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2)
+            badges=[SimpleNamespace(side=side, n=inside[side], x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2,
+                                    pinned=side in pinned)
                     for side in ("A", "B") if inside[side]],
-            title=", ".join(describe(s)),
+            title=", ".join(describe(s) + [f"{u.name} pinned ({u.pins})" for u in held if u.pins]),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
-    on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
+    on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name, pins=u.pins,
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper())
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
@@ -300,8 +304,8 @@ def piece_svg(m):
                    f'<text x="{cx}" y="{g(m.fire_y)}">{e(m.fire)}</text></g>')
     if m.crew:
         out.append(f'<text class="map-crew" x="{cx}" y="{g(m.crew_y)}">{e(m.crew)}</text>')
-    out += [f'<g class="map-badge side-{e(b.side)}"><circle cx="{g(b.x)}" cy="{g(b.y)}" r="1.3"></circle>'
-            f'<text x="{g(b.x)}" y="{g(b.y)}">{b.n}</text></g>' for b in m.badges]
+    out += [f'<g class="map-badge side-{e(b.side)}{" is-pinned" if b.pinned else ""}"><circle cx="{g(b.x)}" '
+            f'cy="{g(b.y)}" r="1.3"></circle><text x="{g(b.x)}" y="{g(b.y)}">{b.n}</text></g>' for b in m.badges]
     return mark_safe("\n        ".join(out))
 
 
@@ -309,9 +313,13 @@ def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
     screen reader and as a hover title."""
     e = conditional_escape
+
+    def said(u):
+        return f"{e(u.name)} (side {e(u.side)}{f', pinned ({u.pins})' if u.pins else ''})"
+
     return mark_safe("".join(
-        f'<circle class="map-unit side-{e(u.side)}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
-        f'aria-label="{e(u.name)} (side {e(u.side)})"><title>{e(u.name)} (side {e(u.side)})</title></circle>'
+        f'<circle class="map-unit side-{e(u.side)}{" is-pinned" if u.pins else ""}" cx="{_g(u.x)}" cy="{_g(u.y)}" '
+        f'r="1" role="img" aria-label="{said(u)}"><title>{said(u)}</title></circle>'
         f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
         for u in pieces))
 

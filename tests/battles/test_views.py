@@ -358,6 +358,27 @@ def test_a_name_that_would_overprint_a_larger_neighbours_goes_above_its_footprin
     assert name(hut) == ["Hut"] and name(w.house) == ["Brick house"]
 
 
+def test_the_map_rings_pinned_units_inside_and_in_the_open(client, w):
+    """Bolt Action pins were shown on the map only for a Disposable Heroes crew: a squad pinned by an HE
+    shell looked as fresh as before on every phone until someone opened its card. Its side's badge on the
+    building, and a unit's dot in the open, are ringed and say it to a screen reader."""
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle")))
+    (badge,) = html.find(f"map-{sid(w.house)}").find_all("g", cls="map-badge")
+    assert "is-pinned" not in badge.attrs["class"]
+    assert 'class="map-unit side-A" ' in body(client.get(url(w, "battle")))
+    Unit.objects.filter(pk__in=[w.squad.pk, w.rifles.pk]).update(pins=2)
+    response = client.get(url(w, "battle"))
+    html = page(response)
+    piece = html.find(f"map-{sid(w.house)}")
+    (badge,) = piece.find_all("g", cls="map-badge")
+    assert badge.attrs["class"] == "map-badge side-B is-pinned"
+    assert "Grenadiers pinned (2)" in piece.find_all("title")[0].text()
+    assert 'class="map-unit side-A is-pinned"' in body(response)
+    assert 'aria-label="Rifles (side A, pinned (2))"' in body(response)
+    assert "pinned" in html.find_all("ul", cls="map-legend")[0].text()
+
+
 NAME_HALF = 0.6 * 1.45 + 0.15  # half a name's line (DejaVu's ascent and descent) and its halo, in inches
 
 

@@ -177,7 +177,10 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
     elif victim is None:
         words.append("on an empty floor")
     elif bunker:
-        words.append(f"{victim.label} pinned, no damage inside a bunker")
+        # How many pins: "pinned" was logged for 2 pins and for none alike (the players may enter 0).
+        got = pins if pinned == victim else 0
+        words.append(f"{victim.label} +{got} pin{'s' * (got != 1)}, no damage inside a bunker" if got else
+                     f"no damage to {victim.label} inside a bunker")
     else:
         down = victim.down or victim == down_unit
         n = halve_up(hits) if down else hits

@@ -116,6 +116,17 @@ def test_bunker_barrage_and_air_strike_threshold_is_twelve():
                                                     ScriptedDice([])))
 
 
+@pytest.mark.parametrize("pins, said", [(2, "sq +2 pins, no damage inside a bunker"),
+                                        (0, "no damage to sq inside a bunker")])
+def test_he_on_a_bunker_logs_how_many_pins_it_placed(pins, said):
+    """"sq pinned, no damage inside a bunker" was logged whatever the pins entered, none included."""
+    state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
+    out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "pillbox", "target": "sq", "hit": "yes",
+                                   "pins": pins}, ScriptedDice([3, 4]))
+    assert out.summary == f"2D6 shell explodes on the ground floor: 7 hits; {said}"
+    assert [(e.type, e.n) for e in out.effects if e.type == "pin"] == ([("pin", pins)] if pins else [])
+
+
 def test_he_damage_rolls_are_refused_in_a_bunker():
     state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
     with pytest.raises(ActionRefused):

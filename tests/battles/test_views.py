@@ -957,6 +957,24 @@ def test_a_barrage_on_an_occupied_building_offers_no_die_for_the_building_itself
     assert "Hits on Brick house itself (empty building)" in form.find("attack-form").text()
 
 
+def test_switching_action_puts_the_new_actions_defaults_in_place_of_the_old_ones(client, w):
+    """HE places 1 pin by default, a flamethrower none. Chosen after the HE the page opens on, the
+    flamethrower form kept the HE's "1" and its hit pinned the squad unasked; its "0" hits likewise
+    became the damage roll's hits. A value the player typed is kept."""
+    signed(client, w.bob)
+
+    def value(params, name):
+        form = page(client.get(url(w, "battle_form"), params, **HTMX)).find("attack-form")
+        return next(i.attrs.get("value") for i in form.find_all("input") if i.attrs.get("name") == name)
+
+    assert value({"action": "ba_he"}, "pins") == "1"
+    assert value({"action": "ba_he"}, "drawn_for") == "ba_he"
+    assert value({"action": "ba_flamethrower", "pins": "1", "drawn_for": "ba_he"}, "pins") == "0"
+    assert value({"action": "ba_flamethrower", "pins": "2", "drawn_for": "ba_he"}, "pins") == "2"
+    assert value({"action": "ba_damage", "hits": "0", "drawn_for": "ba_flamethrower"}, "hits") in ("", None)
+    assert value({"action": "ba_indirect", "pins": "1", "drawn_for": "ba_he"}, "pins") == "1"
+
+
 def test_the_barrage_form_explains_each_number_in_words(client, w):
     """The form asks one number per unit, but its help still read "unit=hits from each 'heavy howitzer'
     barrage result…; 'building' for an empty building's own die": the syntax of the pairs the rules accept,

@@ -154,7 +154,7 @@ def _occupant(state, s, level):
     return state.units.get(floor.unit) or (inside[0] if inside else None)
 
 
-def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, any_value_collapses=False):
+def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, air=False):
     """An HE shell or bomb bursts on a floor: roll its hits even if the floor is empty, since the building may
     come down (BA-21..24, BA-28, BA-55, A-BA-1/2). The pins go on the unit the shell hits, unless `pinned`
     names who took them before the floor was known (an air strike's, BA-33)."""
@@ -169,8 +169,10 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
         effects.append(Effect("went_down", down_unit.id))
     if pinned is not None and pins:
         effects.append(Effect("pin", pinned.id, pins))
-    words = [f"{he} shell explodes on {floor.the_label}: {hits} hits"]
-    if hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES):
+    # The log's action reads "Indirect fire or air strike": an air strike says so, its bomb is no shell.
+    words = [f"Air strike: {he} bomb bursts on {floor.the_label}: {hits} hits" if air else
+             f"{he} shell explodes on {floor.the_label}: {hits} hits"]
+    if hits >= threshold and (bunker or air or he in tables.HE_COLLAPSE_VALUES):
         fell = _collapse(state, s)
         effects += fell
         words.append(f"{s.label} collapses ({threshold}+): {buried(state, fell)}")
@@ -190,7 +192,7 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
     if down_unit is not None and down_unit != victim:
         words.append(f"{down_unit.label} went Down")
     # The pins on the unit hit too (the flamethrower's entry says them): the log read as if none were placed.
-    collapsed = hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES)
+    collapsed = hits >= threshold and (bunker or air or he in tables.HE_COLLAPSE_VALUES)
     if pinned is not None and pins and (pinned != victim or not (bunker or collapsed)):
         words.append(f"{pinned.label} +{pins} pin{'s' * (pins != 1)}")
     return effects, "; ".join(words)
@@ -271,7 +273,7 @@ def resolve_ba_indirect(state, inp, dice):
             level = upper
             break
     return explode(state, s, level, w.he_value, dice, down_unit=target if inp["went_down"] else None,
-                   pins=inp["pins"], pinned=target if air else None, any_value_collapses=air)
+                   pins=inp["pins"], pinned=target if air else None, air=air)
 
 
 @action(

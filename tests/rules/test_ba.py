@@ -185,11 +185,13 @@ def test_an_air_strike_pins_the_unit_aimed_at_whichever_floor_the_bomb_bursts_on
     assert out.effects[0].floor == 1
     assert [(e.type, e.target, e.n) for e in out.effects if e.type in ("pin", "hits")] == [("pin", "sniper", 2)]
     assert apply(state, out).units["sniper"].pins == 2
-    assert out.summary == "2D6 shell explodes on floor 1: 6 hits; on an empty floor; sniper +2 pins"
+    # The log's action reads "Indirect fire or air strike": the line says which it was.
+    assert out.summary == "Air strike: 2D6 bomb bursts on floor 1: 6 hits; on an empty floor; sniper +2 pins"
     assert odds("ba_indirect", state, inp).marginal("pin:sniper") == 1
     shell = resolve("ba_indirect", state, {**inp, "weapon": "mortar_2d6", "mode": "indirect"},
                     ScriptedDice([1, 2, 5, 3, 3]))
     assert shell.of_type("pin") == []
+    assert shell.summary == "2D6 shell explodes on floor 1: 6 hits; on an empty floor"
     shell = resolve("ba_indirect", state, {**inp, "weapon": "mortar_2d6", "mode": "indirect"},
                     ScriptedDice([1, 2, 2, 3, 3]))
     assert [(e.target, e.n) for e in shell.of_type("pin")] == [("sq", 2)]

@@ -152,6 +152,7 @@ def viewer_for(user, battle, armies):
 
 def map_of(battle, structures, units):
     """The table drawn to scale in inches: footprints centred on (x, y), rotated clockwise."""
+    sized_fires = getattr(battle, "ruleset", "") != "ba"
     for s in structures:
         cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
         held = [f.occupant for f in s.floor_rows if getattr(f, "occupant", None) is not None and not f.occupant.destroyed]
@@ -192,11 +193,13 @@ def map_of(battle, structures, units):
             rotation=float(s.rotation),
             classes=" ".join(states), hit_r=max(2.5, min(w, d) / 2),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
-            fire=f"{float(s.fire_size):g}" if s.burning else "", crew=crew,
+            # A Bolt Action fire has no size (seed 001: the building is on fire, all of it): its diamond
+            # carries no number, where "36" read as a fire that could grow.
+            fire=(f"{float(s.fire_size):g}" if sized_fires else "") if s.burning else None, crew=crew,
             badges=[SimpleNamespace(side=side, n=inside[side], x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2,
                                     pinned=side in pinned)
                     for side in ("A", "B") if inside[side]],
-            title=", ".join(describe(s) + [f"{u.name} pinned ({u.pins})" for u in held if u.pins]),
+            title=", ".join(describe(s, sized_fires) + [f"{u.name} pinned ({u.pins})" for u in held if u.pins]),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name, pins=u.pins,
@@ -207,7 +210,7 @@ def map_of(battle, structures, units):
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
-            "crews": any(s.crewed for s in structures)}  # the key explains P / R / 0 only where they can show
+            "crews": any(s.crewed for s in structures), "sized_fires": sized_fires}  # the key explains P / R / 0 only where they can show
 
 
 ZONE_LABEL_SIZE = 1.3  # a deployment zone's label: height in inches (battle.css)
@@ -298,7 +301,7 @@ def piece_svg(m):
         out.append(f'<text class="map-name" x="{cx}" y="{g(m.name_y)}">{e(m.name)}</text>')
     if m.damage:
         out.append(f'<text class="map-damage" x="{cx}" y="{cy}">{e(m.damage)}</text>')
-    if m.fire:
+    if m.fire is not None:
         out.append(f'<g class="map-fire"><rect x="-1.15" y="-1.15" width="2.3" height="2.3" rx="0.3" '
                    f'transform="translate({cx} {g(m.fire_y)}) rotate(45)"></rect>'
                    f'<text x="{cx}" y="{g(m.fire_y)}">{e(m.fire)}</text></g>')
@@ -470,7 +473,7 @@ def _distance_to_footprint(x, y, m):
     return math.hypot(max(abs(along) - m.w / 2, 0), max(abs(across) - m.d / 2, 0))
 
 
-def describe(s):
+def describe(s, sized_fires=True):
     words = [s.name]
     if s.collapsed:
         words.append("collapsed")
@@ -481,7 +484,7 @@ def describe(s):
     else:
         words.append("intact")
     if s.burning:
-        words.append(f"burning {float(s.fire_size):g} sq in")
+        words.append(f"burning {float(s.fire_size):g} sq in" if sized_fires else "burning")
     if s.impassable:
         words.append("impassable")
     if s.crewed:

@@ -329,6 +329,7 @@ def test_a_map_piece_draws_its_footprint_turned_its_fire_and_its_name_as_text(cl
     """Map pieces are drawn in Python (views.piece_svg): numbers as %g prints them, words escaped."""
     Structure.objects.filter(pk=w.house.pk).update(name='<b>"Inn"</b>', rotation=30, width=7.5, depth=4,
                                                   fire_size=12.5, fire_started_turn=1, damage_taken=5, damage_max=20)
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="lg")  # a fire with a size (a Bolt Action one has none)
     html = body(signed(client, w.alice).get(url(w, "battle")))
     assert '<rect class="map-footprint" x="26.25" y="18" width="7.5" height="4" transform="rotate(30 30 20)"></rect>' \
         in html
@@ -377,6 +378,25 @@ def test_the_map_rings_pinned_units_inside_and_in_the_open(client, w):
     assert 'class="map-unit side-A is-pinned"' in body(response)
     assert 'aria-label="Rifles (side A, pinned (2))"' in body(response)
     assert "pinned" in html.find_all("ul", cls="map-legend")[0].text()
+
+
+def test_a_bolt_action_fire_is_shown_without_a_size(client, w):
+    """Seed 001 sets a building on fire, all of it; its fire has no size and never grows. The map's fire
+    diamond read "36", the card "Burning 36 sq in" and "Fire: 36 sq in", the key "burning (sq in)", as if
+    the fire could spread (a LaserGrenadiers fire does). A LaserGrenadiers battle keeps its sizes."""
+    Structure.objects.filter(pk=w.house.pk).update(fire_size=36, fire_started_turn=1, impassable=True)
+    signed(client, w.alice)
+    for ruleset, sized in (("ba", False), ("lg", True)):
+        Battle.objects.filter(pk=w.battle.pk).update(ruleset=ruleset)
+        response = client.get(url(w, "battle") + f"?target={sid(w.house)}")
+        piece = page(response).find(f"map-{sid(w.house)}")
+        (diamond,) = piece.find_all("g", cls="map-fire")
+        assert diamond.find_all("text")[0].text() == ("36" if sized else "")
+        assert ("36 sq in" in piece.attrs["aria-label"]) is sized
+        card = text_of(response, "card")
+        assert ("36 sq in" in card) is sized and "urning" in card
+        assert ("burning (sq in)" in page(response).find_all("ul", cls="map-legend")[0].text()) is sized
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="ba")
 
 
 NAME_HALF = 0.6 * 1.45 + 0.15  # half a name's line (DejaVu's ascent and descent) and its halo, in inches

@@ -168,6 +168,7 @@ class ActionForm(forms.Form):
     action = forms.ChoiceField(label="Action")
     dice_mode = forms.ChoiceField(label="Dice", choices=DICE_MODES, widget=forms.RadioSelect)
     client_token = forms.CharField(widget=forms.HiddenInput)
+    drawn_for = forms.CharField(widget=forms.HiddenInput, required=False)  # the action the form was drawn for
 
     use_required_attribute = False  # the rules say what is missing, in their words
 
@@ -185,9 +186,11 @@ class ActionForm(forms.Form):
         data["dice_mode"] = data.get("dice_mode") if data.get("dice_mode") in dict(DICE_MODES) else "server"
         data["client_token"] = client_token(data.get("client_token"))
         if self.spec is not None:
+            self._drop_defaults_of(rules.ACTIONS.get(str(data.get("drawn_for", ""))), data)
             for f in self.spec.fields:
                 if f.name not in data and f.default is not None and f.type != "units":
                     data[f.name] = _as_text(f.default)
+        data["drawn_for"] = key
         super().__init__(data, label_suffix="")
         self.fields["action"].choices = [(a.key, a.label) for a in actions] + (
             [] if self.spec is not None or not key else [(key, f"{key} (not an action of this battle)")])
@@ -199,6 +202,18 @@ class ActionForm(forms.Form):
         self.submitted = False  # re-rendered after a refused Resolve: say so beside the button
         self._add_fields()
         self._repeat_long_choices()
+
+    def _drop_defaults_of(self, before, data):
+        """The action changed: a value that is only the last action's default gives way to this one's.
+        HE places 1 pin by default and a flamethrower none, but the HE's "1", still in the form, was sent
+        with the flamethrower and pinned its target unasked. A value the player typed stays."""
+        if before is None or before.key == self.spec.key:
+            return
+        drawn = {f.name: _as_text(f.default) for f in before.fields if f.default is not None}
+        for f in self.spec.fields:
+            old = drawn.get(f.name)
+            if old is not None and str(data.get(f.name, "")) == old and (f.default is None or _as_text(f.default) != old):
+                data.pop(f.name)
 
     # Building -------------------------------------------------------------------------------
 

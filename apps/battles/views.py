@@ -152,14 +152,16 @@ def viewer_for(user, battle, armies):
 
 def map_of(battle, structures, units):
     """The table drawn to scale in inches: footprints centred on (x, y), rotated clockwise."""
+    sized_fires = getattr(battle, "ruleset", "") != "ba"
     for s in structures:
         cx, cy, w, d = float(s.x), float(s.y), float(s.width), float(s.depth)
+        held = [f.occupant for f in s.floor_rows if getattr(f, "occupant", None) is not None and not f.occupant.destroyed]
         inside = {}  # side: units (a Counter of these, checking its argument's type, was a tenth of the map)
-        for f in s.floor_rows:
-            occupant = getattr(f, "occupant", None)
-            if occupant is not None and not occupant.destroyed:
-                side = occupant.army.side
-                inside[side] = inside.get(side, 0) + 1
+        for u in held:
+            inside[u.army.side] = inside.get(u.army.side, 0) + 1
+        # A side's badge is ringed when a unit of it inside is pinned: the map showed pins only for a
+        # Disposable Heroes crew, and a pinned squad looked the same as a fresh one until its card was opened.
+        pinned = {u.army.side for u in held if u.pins}
         states = ["st-collapsed" if s.collapsed else "st-destroyed" if s.destroyed else
                   "st-damaged" if s.damage_taken else "st-intact"]
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
@@ -188,9 +190,12 @@ def map_of(battle, structures, units):
             rotation=float(s.rotation),
             classes=" ".join(states), own_r=max(2.5, min(w, d) / 2),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
-            fire=f"{float(s.fire_size):g}" if s.burning else "", crew=crew,
-            badges=[SimpleNamespace(side=b.side, n=inside[b.side], x=b.x, y=b.y) for b in badge_spots],
-            title=", ".join(describe(s)),
+            # A Bolt Action fire has no size (seed 001: the building is on fire, all of it): its diamond
+            # carries no number, where "36" read as a fire that could grow.
+            fire=(f"{float(s.fire_size):g}" if sized_fires else "") if s.burning else None, crew=crew,
+            badges=[SimpleNamespace(side=b.side, n=inside[b.side], x=b.x, y=b.y, pinned=b.side in pinned)
+                    for b in badge_spots],
+            title=", ".join(describe(s, sized_fires) + [f"{u.name} pinned ({u.pins})" for u in held if u.pins]),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
     # Disposable Heroes: a unit's third pin is its rout (DH-6); Bolt Action's pins do not rout. (The
@@ -209,7 +214,7 @@ def map_of(battle, structures, units):
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
-            "crews": any(s.crewed for s in structures)}  # the key explains P / R / 0 only where they can show
+            "crews": any(s.crewed for s in structures), "sized_fires": sized_fires}  # the key explains P / R / 0 only where they can show
 
 
 @dataclass(frozen=True)
@@ -329,14 +334,14 @@ def piece_svg(m):
         out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
     if m.damage:
         out.append(f'<text class="map-damage" x="{cx}" y="{cy}">{e(m.damage)}</text>')
-    if m.fire:
+    if m.fire is not None:
         out.append(f'<g class="map-fire"><rect x="-1.15" y="-1.15" width="2.3" height="2.3" rx="0.3" '
                    f'transform="translate({cx} {g(m.fire_y)}) rotate(45)"></rect>'
                    f'<text x="{cx}" y="{g(m.fire_y)}">{e(m.fire)}</text></g>')
     if m.crew:
         out.append(f'<text class="map-crew" x="{cx}" y="{g(m.crew_y)}">{e(m.crew)}</text>')
-    out += [f'<g class="map-badge side-{e(b.side)}"><circle cx="{g(b.x)}" cy="{g(b.y)}" r="1.3"></circle>'
-            f'<text x="{g(b.x)}" y="{g(b.y)}">{b.n}</text></g>' for b in m.badges]
+    out += [f'<g class="map-badge side-{e(b.side)}{" is-pinned" if b.pinned else ""}"><circle cx="{g(b.x)}" '
+            f'cy="{g(b.y)}" r="1.3"></circle><text x="{g(b.x)}" y="{g(b.y)}">{b.n}</text></g>' for b in m.badges]
     return mark_safe("\n        ".join(out))
 
 
@@ -558,7 +563,7 @@ def _distance_to_footprint(x, y, m):
     return math.hypot(max(abs(along) - m.w / 2, 0), max(abs(across) - m.d / 2, 0))
 
 
-def describe(s):
+def describe(s, sized_fires=True):
     words = [s.name]
     if s.collapsed:
         words.append("collapsed")
@@ -569,7 +574,7 @@ def describe(s):
     else:
         words.append("intact")
     if s.burning:
-        words.append(f"burning {float(s.fire_size):g} sq in")
+        words.append(f"burning {float(s.fire_size):g} sq in" if sized_fires else "burning")
     if s.impassable:
         words.append("impassable")
     if s.crewed:

@@ -89,14 +89,24 @@ def _collapse(state, s):
                                           if u.kind in ("infantry", "artillery")]
 
 
+def buried(state, effects):
+    """Who a collapse killed, by name: "everyone inside destroyed" was said of an empty church too, and a
+    tank's collapse said nothing of the squad inside."""
+    names = [state.units[e.target].label for e in effects if e.type == "unit_destroyed"]
+    return f"{', '.join(names)} destroyed" if names else "nobody inside"
+
+
 def standing_building(s):
     """What these rules let a player fire at or assault: a building or bunker not yet rubble (`_building`)."""
     return is_building(s) and not (s.collapsed or s.destroyed)
 
 
 def rammable(s):
-    """What a heavy tank may drive into: a building, not a fortification, not rubble (BA-45, BA-57)."""
-    return s.kind == "building" and not s.is_bunker and not (s.collapsed or s.destroyed)
+    """What a heavy tank may drive into: a wooden or brick building (or a flimsy one, driven through), not a
+    fortification, not rubble (BA-45, BA-57). The form offers only these: it had offered the demo's stone
+    church, which the rule then refused."""
+    return s.kind == "building" and not s.is_bunker and not (s.collapsed or s.destroyed) \
+        and (s.flimsy or s.construction in tables.BUILDING_RAM_DICE)
 
 
 def _building(s):
@@ -144,7 +154,7 @@ def _occupant(state, s, level):
     return state.units.get(floor.unit) or (inside[0] if inside else None)
 
 
-def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, any_value_collapses=False):
+def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, air=False):
     """An HE shell or bomb bursts on a floor: roll its hits even if the floor is empty, since the building may
     come down (BA-21..24, BA-28, BA-55, A-BA-1/2). The pins go on the unit the shell hits, unless `pinned`
     names who took them before the floor was known (an air strike's, BA-33)."""
@@ -159,14 +169,20 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
         effects.append(Effect("went_down", down_unit.id))
     if pinned is not None and pins:
         effects.append(Effect("pin", pinned.id, pins))
-    words = [f"{he} shell explodes on {floor.the_label}: {hits} hits"]
-    if hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES):
-        effects += _collapse(state, s)
-        words.append(f"{s.label} collapses ({threshold}+), everyone inside destroyed")
+    # The log's action reads "Indirect fire or air strike": an air strike says so, its bomb is no shell.
+    words = [f"Air strike: {he} bomb bursts on {floor.the_label}: {hits} hits" if air else
+             f"{he} shell explodes on {floor.the_label}: {hits} hits"]
+    if hits >= threshold and (bunker or air or he in tables.HE_COLLAPSE_VALUES):
+        fell = _collapse(state, s)
+        effects += fell
+        words.append(f"{s.label} collapses ({threshold}+): {buried(state, fell)}")
     elif victim is None:
         words.append("on an empty floor")
     elif bunker:
-        words.append(f"{victim.label} pinned, no damage inside a bunker")
+        # How many pins: "pinned" was logged for 2 pins and for none alike (the players may enter 0).
+        got = pins if pinned == victim else 0
+        words.append(f"{victim.label} +{got} pin{'s' * (got != 1)}, no damage inside a bunker" if got else
+                     f"no damage to {victim.label} inside a bunker")
     else:
         down = victim.down or victim == down_unit
         n = halve_up(hits) if down else hits
@@ -176,7 +192,7 @@ def explode(state, s, level, he, dice, *, down_unit=None, pins=0, pinned=None, a
     if down_unit is not None and down_unit != victim:
         words.append(f"{down_unit.label} went Down")
     # The pins on the unit hit too (the flamethrower's entry says them): the log read as if none were placed.
-    collapsed = hits >= threshold and (bunker or any_value_collapses or he in tables.HE_COLLAPSE_VALUES)
+    collapsed = hits >= threshold and (bunker or air or he in tables.HE_COLLAPSE_VALUES)
     if pinned is not None and pins and (pinned != victim or not (bunker or collapsed)):
         words.append(f"{pinned.label} +{pins} pin{'s' * (pins != 1)}")
     return effects, "; ".join(words)
@@ -257,7 +273,7 @@ def resolve_ba_indirect(state, inp, dice):
             level = upper
             break
     return explode(state, s, level, w.he_value, dice, down_unit=target if inp["went_down"] else None,
-                   pins=inp["pins"], pinned=target if air else None, any_value_collapses=air)
+                   pins=inp["pins"], pinned=target if air else None, air=air)
 
 
 @action(
@@ -327,12 +343,12 @@ def resolve_ba_flamethrower(state, inp, dice):
 @action(
     "ba_barrage", "ba", "Artillery barrage: heavy howitzer hits on a building",
     Field("structure", "structure", "Building", fits=standing_building),
+    # The form asks one number per unit (or, empty, for the building itself): the help is read beside
+    # those, so it speaks of the number typed, not of the "u7=2" pairs the input also accepts.
     Field("hits", "unit_hits", "Heavy howitzer hits per unit",
-          help="unit=hits from each 'heavy howitzer' barrage result, before halving for Down; "
-               "'building' for an empty building's own die"),
+          help="From the 'heavy howitzer' barrage results, before halving for Down"),
     Field("pins", "unit_hits", "Pins per unit", required=False,
-          help="unit=pin markers the barrage places on each unit inside, by the core rules (in a bunker: "
-               "pins, never damage)"),
+          help="Pin markers the barrage places on the unit, by the core rules (in a bunker: pins, never damage)"),
     source=f"{SOURCE} 'Artillery barrages against units in buildings', 'Bunkers' (BA-36..38, BA-56, A-BA-15)",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
 )
@@ -355,7 +371,8 @@ def resolve_ba_barrage(state, inp, dice):
     total = sum(hits.values())
     threshold = tables.COLLAPSE_HITS["bunker" if s.is_bunker else "building"]
     if total >= threshold:
-        return _collapse(state, s), f"{total} heavy howitzer hits: {s.label} collapses, everyone inside destroyed"
+        fell = _collapse(state, s)
+        return fell, f"{total} heavy howitzer hits: {s.label} collapses: {buried(state, fell)}"
     # The barrage's pin markers, placed as usual; in a bunker they are all it does (BA-56).
     effects = [Effect("pin", uid, n) for uid, n in pins.items() if n]
     pinned = "; " + ", ".join(f"{state.units[e.target].label} +{e.n} pin{'s' * (e.n != 1)}" for e in effects) \
@@ -396,7 +413,9 @@ def resolve_ba_tank_ram(state, inp, dice):
                                   f"{'is' if len(own) == 1 else 'are'} in {s.label}: a tank drives into a "
                                   "building as an assault on the enemy, never into its own side's")
     if s.flimsy:
-        return _collapse(state, s), f"{tank.label} drives straight through {s.label}"
+        fell = _collapse(state, s)
+        return fell, f"{tank.label} drives straight through {s.label}" + \
+            (f": {buried(state, fell)}" if len(fell) > 1 else "")
     if s.construction not in tables.BUILDING_RAM_DICE:
         refuse("structure", s.id, f"tanks may only drive into wooden or brick buildings, not {s.construction}")
     plus, n = tables.TANK_RAM[tank.tank_class], tables.BUILDING_RAM_DICE[s.construction]
@@ -409,10 +428,11 @@ def resolve_ba_tank_ram(state, inp, dice):
             f"{s.label} holds ({building_value} v {tank_value}): {damage.replace('_', ' ')} to {tank.label}, " \
             f"which stops in front of it; +1 pin"
     effects = ([Effect("tank_result", tank.id, note="superficial")] if building_value == tank_value else [])
-    effects += _collapse(state, s) + [Effect("went_down", tank.id), pin]
+    fell = _collapse(state, s)
+    effects += fell + [Effect("went_down", tank.id), pin]
     how = "tie: superficial damage to the tank and" if building_value == tank_value else "the tank wins:"
-    return effects, f"{tank_value} v {building_value}, {how} {s.label} collapses; {tank.label} halts in the " \
-                    f"rubble, Down; +1 pin"
+    return effects, f"{tank_value} v {building_value}, {how} {s.label} collapses ({buried(state, fell)}); " \
+                    f"{tank.label} halts in the rubble, Down; +1 pin"
 
 
 @action(
@@ -434,6 +454,9 @@ def resolve_ba_damage(state, inp, dice):
     rolled = dice.pool(hits, 6, f"Damage on {u.label} ({need}+)", at_least=need)
     n = min(rolled, u.models)
     effects = [Effect("casualties", u.id, n)] if n else []
-    if n and n == u.models:
+    gone = bool(n) and n == u.models
+    if gone:
         effects.append(Effect("unit_destroyed", u.id))
-    return effects, f"{hits} hits on {u.label} needing {need}+: {n} casualt{'y' if n == 1 else 'ies'}"
+    # The log line is what the table reads back: "2 casualties" alone did not say the squad was gone.
+    return effects, f"{hits} hits on {u.label} needing {need}+: {n} casualt{'y' if n == 1 else 'ies'}" \
+                    + (f"; {u.label} destroyed" if gone else "")

@@ -329,6 +329,7 @@ def test_a_map_piece_draws_its_footprint_turned_its_fire_and_its_name_as_text(cl
     """Map pieces are drawn in Python (views.piece_svg): numbers as %g prints them, words escaped."""
     Structure.objects.filter(pk=w.house.pk).update(name='<b>"Inn"</b>', rotation=30, width=7.5, depth=4,
                                                   fire_size=12.5, fire_started_turn=1, damage_taken=5, damage_max=20)
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="lg")  # a fire with a size (a Bolt Action one has none)
     html = body(signed(client, w.alice).get(url(w, "battle")))
     assert '<rect class="map-footprint" x="26.25" y="18" width="7.5" height="4" transform="rotate(30 30 20)"></rect>' \
         in html
@@ -356,6 +357,46 @@ def test_a_name_that_would_overprint_a_larger_neighbours_goes_above_its_footprin
     w.unit("B", "Scouts in the open", x=60, y=22.5)
     html = page(client.get(url(w, "battle")))
     assert name(hut) == ["Hut"] and name(w.house) == ["Brick house"]
+
+
+def test_the_map_rings_pinned_units_inside_and_in_the_open(client, w):
+    """Bolt Action pins were shown on the map only for a Disposable Heroes crew: a squad pinned by an HE
+    shell looked as fresh as before on every phone until someone opened its card. Its side's badge on the
+    building, and a unit's dot in the open, are ringed and say it to a screen reader."""
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle")))
+    (badge,) = html.find(f"map-{sid(w.house)}").find_all("g", cls="map-badge")
+    assert "is-pinned" not in badge.attrs["class"]
+    assert 'class="map-unit side-A" ' in body(client.get(url(w, "battle")))
+    Unit.objects.filter(pk__in=[w.squad.pk, w.rifles.pk]).update(pins=2)
+    response = client.get(url(w, "battle"))
+    html = page(response)
+    piece = html.find(f"map-{sid(w.house)}")
+    (badge,) = piece.find_all("g", cls="map-badge")
+    assert badge.attrs["class"] == "map-badge side-B is-pinned"
+    assert "Grenadiers pinned (2)" in piece.find_all("title")[0].text()
+    assert 'class="map-unit side-A is-pinned"' in body(response)
+    assert 'aria-label="Rifles (side A, pinned 2)"' in body(response)
+    assert "pinned" in html.find_all("ul", cls="map-legend")[0].text()
+
+
+def test_a_bolt_action_fire_is_shown_without_a_size(client, w):
+    """Seed 001 sets a building on fire, all of it; its fire has no size and never grows. The map's fire
+    diamond read "36", the card "Burning 36 sq in" and "Fire: 36 sq in", the key "burning (sq in)", as if
+    the fire could spread (a LaserGrenadiers fire does). A LaserGrenadiers battle keeps its sizes."""
+    Structure.objects.filter(pk=w.house.pk).update(fire_size=36, fire_started_turn=1, impassable=True)
+    signed(client, w.alice)
+    for ruleset, sized in (("ba", False), ("lg", True)):
+        Battle.objects.filter(pk=w.battle.pk).update(ruleset=ruleset)
+        response = client.get(url(w, "battle") + f"?target={sid(w.house)}")
+        piece = page(response).find(f"map-{sid(w.house)}")
+        (diamond,) = piece.find_all("g", cls="map-fire")
+        assert diamond.find_all("text")[0].text() == ("36" if sized else "")
+        assert ("36 sq in" in piece.attrs["aria-label"]) is sized
+        card = text_of(response, "card")
+        assert ("36 sq in" in card) is sized and "urning" in card
+        assert ("burning (sq in)" in page(response).find_all("ul", cls="map-legend")[0].text()) is sized
+    Battle.objects.filter(pk=w.battle.pk).update(ruleset="ba")
 
 
 NAME_HALF = 0.6 * 1.45 + 0.15  # half a name's line (DejaVu's ascent and descent) and its halo, in inches
@@ -934,6 +975,38 @@ def test_a_barrage_on_an_occupied_building_offers_no_die_for_the_building_itself
     Unit.objects.filter(pk=w.squad.pk).update(floor=None, x=5, y=5)
     form = page(client.get(url(w, "battle_form"), {"action": "ba_barrage", "structure": sid(w.house)}, **HTMX))
     assert "Hits on Brick house itself (empty building)" in form.find("attack-form").text()
+
+
+def test_switching_action_puts_the_new_actions_defaults_in_place_of_the_old_ones(client, w):
+    """HE places 1 pin by default, a flamethrower none. Chosen after the HE the page opens on, the
+    flamethrower form kept the HE's "1" and its hit pinned the squad unasked; its "0" hits likewise
+    became the damage roll's hits. A value the player typed is kept."""
+    signed(client, w.bob)
+
+    def value(params, name):
+        form = page(client.get(url(w, "battle_form"), params, **HTMX)).find("attack-form")
+        return next(i.attrs.get("value") for i in form.find_all("input") if i.attrs.get("name") == name)
+
+    assert value({"action": "ba_he"}, "pins") == "1"
+    assert value({"action": "ba_he"}, "drawn_for") == "ba_he"
+    assert value({"action": "ba_flamethrower", "pins": "1", "drawn_for": "ba_he"}, "pins") == "0"
+    assert value({"action": "ba_flamethrower", "pins": "2", "drawn_for": "ba_he"}, "pins") == "2"
+    assert value({"action": "ba_damage", "hits": "0", "drawn_for": "ba_flamethrower"}, "hits") in ("", None)
+    assert value({"action": "ba_indirect", "pins": "1", "drawn_for": "ba_he"}, "pins") == "1"
+
+
+def test_the_barrage_form_explains_each_number_in_words(client, w):
+    """The form asks one number per unit, but its help still read "unit=hits from each 'heavy howitzer'
+    barrage result…; 'building' for an empty building's own die": the syntax of the pairs the rules accept,
+    beside a box that wants a plain number (a player typed "u7=6" there)."""
+    signed(client, w.alice)
+    for occupied in (True, False):
+        if not occupied:
+            Unit.objects.filter(pk=w.squad.pk).update(floor=None, x=5, y=5)
+        form = page(client.get(url(w, "battle_form"), {"action": "ba_barrage", "structure": sid(w.house)}, **HTMX))
+        text = form.find("attack-form").text()
+        assert "From the 'heavy howitzer' barrage results, before halving for Down" in text
+        assert "unit=" not in text and "'building'" not in text, text
 
 
 def test_a_barrage_records_its_pins_on_the_units_inside(client, w):

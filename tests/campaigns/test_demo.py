@@ -206,7 +206,7 @@ def test_only_the_disposable_heroes_demo_has_a_sheet_crew(demo):
     state = snapshot.load(battle).state
     assert [s.crew for s in state.structures.values() if s.sheet is not None] == [None, None]
     shell = battle.log_entries.get(seq=6)
-    assert shell.summary.endswith("Anti-tank gun team pinned, no damage inside a bunker")
+    assert shell.summary.endswith("Anti-tank gun team +1 pin, no damage inside a bunker")
 
     farm = Battle.objects.get(name__startswith="Farm by the ford")
     (pit,) = [s for s in snapshot.load(farm).state.structures.values() if s.sheet is not None]

@@ -23,6 +23,23 @@ def squad(uid="sq", floor=0, **kw):
 
 # -------------------------------------------------------------- HE over open sights
 
+def test_a_collapse_names_who_it_killed_or_says_nobody_was_inside():
+    """"Stone church collapses (10+), everyone inside destroyed" was logged for an empty church, and a tank
+    bringing a house down said nothing of the squad inside. The log names them, or says nobody was in."""
+    state = house(units=[squad(name="Grenadiers"), squad("up", floor=1, name="MG team")])
+    out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "house", "target": "sq", "hit": "yes"},
+                  ScriptedDice([6, 4]))
+    assert out.summary == "2D6 shell explodes on the ground floor: 10 hits; House collapses (10+): Grenadiers, MG team destroyed"
+    empty = house()
+    out = resolve("ba_he", empty, {"weapon": "he_2d6", "structure": "house", "floor": 0, "hit": "yes"},
+                  ScriptedDice([6, 4]))
+    assert out.summary == "2D6 shell explodes on the ground floor: 10 hits; House collapses (10+): nobody inside"
+    out = resolve("ba_barrage", empty, {"structure": "house", "hits": "building=10"}, ScriptedDice([]))
+    assert out.summary == "10 heavy howitzer hits: House collapses: nobody inside"
+    out = resolve("ba_tank_ram", tank_battle(), {"tank": "tank", "structure": "house"}, ScriptedDice([3, 6, 5, 1]))
+    assert out.summary == "13 v 12, the tank wins: House collapses (sq destroyed); tank halts in the rubble, Down; +1 pin"
+
+
 @pytest.mark.parametrize("faces, collapses", [([6, 3], False), ([6, 4], True), ([5, 4], False)])
 def test_2d6_he_collapses_at_ten_hits(faces, collapses):
     state = house(units=[squad(pins=2), squad("up", floor=1)])
@@ -99,6 +116,17 @@ def test_bunker_barrage_and_air_strike_threshold_is_twelve():
                                                     ScriptedDice([])))
 
 
+@pytest.mark.parametrize("pins, said", [(2, "sq +2 pins, no damage inside a bunker"),
+                                        (0, "no damage to sq inside a bunker")])
+def test_he_on_a_bunker_logs_how_many_pins_it_placed(pins, said):
+    """"sq pinned, no damage inside a bunker" was logged whatever the pins entered, none included."""
+    state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
+    out = resolve("ba_he", state, {"weapon": "he_2d6", "structure": "pillbox", "target": "sq", "hit": "yes",
+                                   "pins": pins}, ScriptedDice([3, 4]))
+    assert out.summary == f"2D6 shell explodes on the ground floor: 7 hits; {said}"
+    assert [(e.type, e.n) for e in out.effects if e.type == "pin"] == ([("pin", pins)] if pins else [])
+
+
 def test_he_damage_rolls_are_refused_in_a_bunker():
     state = battle("ba", [bunker()], [unit("sq", structure="pillbox", floor=0)])
     with pytest.raises(ActionRefused):
@@ -157,11 +185,13 @@ def test_an_air_strike_pins_the_unit_aimed_at_whichever_floor_the_bomb_bursts_on
     assert out.effects[0].floor == 1
     assert [(e.type, e.target, e.n) for e in out.effects if e.type in ("pin", "hits")] == [("pin", "sniper", 2)]
     assert apply(state, out).units["sniper"].pins == 2
-    assert out.summary == "2D6 shell explodes on floor 1: 6 hits; on an empty floor; sniper +2 pins"
+    # The log's action reads "Indirect fire or air strike": the line says which it was.
+    assert out.summary == "Air strike: 2D6 bomb bursts on floor 1: 6 hits; on an empty floor; sniper +2 pins"
     assert odds("ba_indirect", state, inp).marginal("pin:sniper") == 1
     shell = resolve("ba_indirect", state, {**inp, "weapon": "mortar_2d6", "mode": "indirect"},
                     ScriptedDice([1, 2, 5, 3, 3]))
     assert shell.of_type("pin") == []
+    assert shell.summary == "2D6 shell explodes on floor 1: 6 hits; on an empty floor"
     shell = resolve("ba_indirect", state, {**inp, "weapon": "mortar_2d6", "mode": "indirect"},
                     ScriptedDice([1, 2, 2, 3, 3]))
     assert [(e.target, e.n) for e in shell.of_type("pin")] == [("sq", 2)]
@@ -331,6 +361,20 @@ def test_who_may_ram_what():
     assert shed.dice == () and ("collapse", "house") in kinds(shed)
 
 
+@pytest.mark.parametrize("construction, flimsy", [("brick", False), ("wooden", False), ("stone", False),
+                                                  ("concrete", False), ("stone", True)])
+def test_the_form_offers_a_tank_only_the_buildings_the_rule_lets_it_ram(construction, flimsy):
+    """`rammable` is what the form offers: a stone church was offered, then refused ("only wooden or brick")."""
+    from apps.rules.ba import rammable
+    state = tank_battle(construction, flimsy=flimsy)
+    try:
+        resolve("ba_tank_ram", state, {"tank": "tank", "structure": "house"}, RandomDice(1))
+        allowed = True
+    except ActionRefused:
+        allowed = False
+    assert rammable(state.structures["house"]) is allowed is (flimsy or construction in ("brick", "wooden"))
+
+
 @pytest.mark.parametrize("flimsy", [False, True])
 def test_a_tank_never_drives_into_a_building_its_own_side_holds(flimsy):
     """BA-45: it "is treated as an assault", made on the enemy: not on a building that holds any of the
@@ -363,6 +407,15 @@ def test_damage_rolls_inside():
     assert [(e.type, e.n) for e in out.effects] == [("casualties", 2)]
     out = resolve("ba_damage", state, {"target": "sq", "hits": 4, "source": "he"}, ScriptedDice([4, 5, 6, 1]))
     assert [(e.type, e.n) for e in out.effects] == [("casualties", 3), ("unit_destroyed", 0)]
+
+
+def test_a_damage_roll_that_wipes_out_the_unit_says_so_in_the_log():
+    """The log line is what both phones read: "3 casualties" on a squad of three did not say it was gone."""
+    state = house(units=[squad(models=3)])
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 4, "source": "he"}, ScriptedDice([4, 5, 6, 1]))
+    assert out.summary == "4 hits on sq needing 4+: 3 casualties; sq destroyed"
+    out = resolve("ba_damage", state, {"target": "sq", "hits": 4, "source": "he"}, ScriptedDice([4, 5, 1, 1]))
+    assert out.summary == "4 hits on sq needing 4+: 2 casualties"
 
 
 @pytest.mark.parametrize("kind, need", [("building", 5), ("bunker", 5), ("pillbox", 5), ("foxhole", 4),

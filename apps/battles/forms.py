@@ -316,8 +316,9 @@ class ActionForm(forms.Form):
         it does not (left from the last target) is let go while the player is still choosing; a form
         submitted with it keeps it, beside the rule's reason."""
         structure = self._structure()
-        live = sorted((u for u in self.state.units.values() if not (u.destroyed or u.rejoined)),
-                      key=lambda u: (u.side, u.label))
+        theirs = ENEMY_PIECE.get(self.spec.key) == f.name and len(self.sides) == 1
+        live = sorted((u for u in self.state.units.values() if not (u.destroyed or u.rejoined)
+                       and not (theirs and u.side in self.sides)), key=lambda u: (u.side, u.label))
         choices = [unit_choice(self.state, u) for u in live if f.structure_allows(structure, u)]
         offered = {c[0] for c in choices}
         chosen = [v for v in self.data.getlist(f.name) if v.strip()] if hasattr(self.data, "getlist") else []

@@ -34,8 +34,9 @@ USES_NO_ACTION = FOLLOW_UPS | {"move", "lg_morale"}
 # Actions whose own input names the unit that acts.
 UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit",
                 "move": "unit"}
-# Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect.
-ENEMY_PIECE = {"lg_detect": "target"}
+# Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect;
+# the unit a Bolt Action shell, bomb or flame is aimed at (the core rules target enemy units).
+ENEMY_PIECE = {"lg_detect": "target", "ba_he": "target", "ba_indirect": "target", "ba_flamethrower": "target"}
 # What Undo passes over to reach the newest action: undos themselves, and what the app logs about the
 # battle rather than done to its pieces. A campaign session finished and reopened logs both on top of
 # its last action; that action must stay undoable (a club reopens a session to put a roll right).

@@ -2426,6 +2426,27 @@ def test_detection_offers_the_other_sides_pieces_and_the_weapons_of_the_one_that
     assert not LogEntry.objects.filter(battle=lg.battle, action="lg_detect").exists()
 
 
+def test_a_bolt_action_shell_or_flame_is_aimed_at_the_enemys_units_only(client, w):
+    """HE, indirect fire and flamethrowers are aimed at a unit of the other side: alice's own Rifles, in
+    the house with bob's Grenadiers, are not offered, and naming them anyway is refused beside the field,
+    nothing logged. An organiser commands both sides and is offered both."""
+    Unit.objects.filter(pk=w.rifles.pk).update(floor=w.floors[0], x=None, y=None)
+    signed(client, w.alice)
+    for action in ("ba_he", "ba_indirect", "ba_flamethrower"):
+        form = page(client.get(url(w, "battle_form"), {"action": action, "structure": sid(w.house)}, **HTMX))
+        offered = [o.attrs.get("value") for o in form.find("id_target").find_all("option") if o.attrs.get("value")]
+        assert offered == [uid(w.squad)], action
+    refused = client.post(url(w, "battle_resolve"), {
+        "action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "structure": sid(w.house),
+        "target": uid(w.rifles), "hit": "yes", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Rifles is your own piece" in text_of(refused, "field-target")
+    assert not LogEntry.objects.filter(battle=w.battle, action="ba_he").exists()
+    signed(client, w.organiser)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_he", "structure": sid(w.house)}, **HTMX))
+    offered = {o.attrs.get("value") for o in form.find("id_target").find_all("option") if o.attrs.get("value")}
+    assert offered == {uid(w.squad), uid(w.rifles)}
+
+
 def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg):
     """Pulse or beam is a choice only a variable-fire weapon has (LG-71): other weapons are not offered
     it, and a pulse left over from one such weapon does not follow the player to the next."""

@@ -234,6 +234,9 @@ class ActionForm(forms.Form):
             help_text = ATTACKER_HELP.get(self.data.get("action"), "")
             if self.left_out:
                 help_text = f"Not offered: {', '.join(self.left_out)}"
+            elif len(choices) == 1 and self.data.get("action") == "ba_indirect" and self.data.get("mode") != "air_strike":
+                # An empty list, with the air strike that needs no gun of theirs one choice further down.
+                help_text = "None of your units fires indirect. For an air strike, choose “Air strike” under Attack"
             self.fields["attacker"] = forms.CharField(
                 label="Attacking unit", required=False, widget=forms.Select(choices=choices), help_text=help_text,
             )

@@ -2447,6 +2447,18 @@ def test_a_bolt_action_shell_or_flame_is_aimed_at_the_enemys_units_only(client, 
     assert offered == {uid(w.squad), uid(w.rifles)}
 
 
+def test_a_side_with_no_indirect_fire_is_pointed_to_the_air_strike(client, w):
+    """Bob's side has no mortar or howitzer: on "Indirect fire or air strike" the attacker list is empty,
+    and says where the air strike is; chosen, his units may call it in."""
+    signed(client, w.bob)
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_indirect"}, **HTMX))
+    assert [o.attrs.get("value") for o in form.find("id_attacker").find_all("option")] == [""]
+    assert "For an air strike, choose “Air strike” under Attack" in form.find("field-attacker").text()
+    form = page(client.get(url(w, "battle_form"), {"action": "ba_indirect", "mode": "air_strike"}, **HTMX))
+    assert uid(w.squad) in [o.attrs.get("value") for o in form.find("id_attacker").find_all("option")]
+    assert "For an air strike" not in form.find("field-attacker").text()
+
+
 def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg):
     """Pulse or beam is a choice only a variable-fire weapon has (LG-71): other weapons are not offered
     it, and a pulse left over from one such weapon does not follow the player to the next."""

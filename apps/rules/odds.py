@@ -30,7 +30,9 @@ _EVENTS = {
     "hits": "{s} is hit",
     "pin": "{s} pinned",
 }
-_BY_NOTE = {"ph_result": "PH result {n}", "location_hit": "Hits {n}", "tank_result": "Tank: {n}"}
+_BY_NOTE = {"ph_result": "PH result {n}", "location_hit": "Hits {n}", "tank_result": "{s}: {n}"}
+# A note as the players read it on a bar (the log's words for it).
+_NOTE_WORDS = {"superficial": "superficial damage", "ram_damage": "ram damage"}
 # Effects whose count is the result itself: a bar per count, one for none at all, and the unlikely
 # long tail (thirty shots can score thirty hits) folded into one "or more".
 _BY_COUNT = {"crew_hits": ("{n} hit{plural} on {s}'s crew", "{n} or more hits on {s}'s crew",
@@ -83,7 +85,7 @@ def _label(state, e, kind):
     if kind == "floor":
         return f"Explodes on {state.structures[e.target].floor(e.floor).the_label}"
     if kind == "note":
-        return _BY_NOTE[e.type].format(n=e.note)
+        return _BY_NOTE[e.type].format(n=_NOTE_WORDS.get(e.note, e.note), s=name)
     if kind == "count":
         return _BY_COUNT[e.type][0].format(n=e.n, plural="s" * (e.n != 1), s=name)
     return _EXPECTED[e.type].format(s=name)

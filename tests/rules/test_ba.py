@@ -334,6 +334,13 @@ def test_heavy_tank_ram_three_outcomes(tank_face, bld, result):
     assert notes == {"building": ["ram_damage"], "tie": ["superficial"], "tank": []}[result]
 
 
+def test_the_ram_odds_name_the_tank_and_its_damage_in_words():
+    """The bars name the tank ("Tiger: ram damage"), not "Tank: ram_damage" (the note's code)."""
+    labels = {m.label for m in odds("ba_tank_ram", tank_battle(), {"tank": "tank", "structure": "house"}).marginals}
+    assert {"tank: ram damage", "tank: superficial damage"} <= labels
+    assert not any("_" in label or label.startswith("Tank:") for label in labels)
+
+
 def test_super_heavy_tank_ties_a_brick_building_at_sixteen():
     """BA-47 example: super-heavy 5+11 = 16 v brick 16 → superficial damage, building destroyed."""
     out = resolve("ba_tank_ram", tank_battle(tank_class="super_heavy"), {"tank": "tank", "structure": "house"},

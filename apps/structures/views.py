@@ -199,7 +199,9 @@ def structure_detail(request, pk):
     structure.riflemen = free_riflemen(structure)
     for floor in structure.floors.all():
         floor.opening_groups = openings_by_side(floor.openings.all())
-    return render(request, "structures/structure.html", {"structure": structure})
+    owner = structure.battle or structure.campaign or structure.scenario
+    return render(request, "structures/structure.html", {"structure": structure,
+                                                         "ruleset": owner.ruleset if owner is not None else ""})
 
 
 @login_required

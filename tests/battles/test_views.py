@@ -396,6 +396,9 @@ def test_a_bolt_action_fire_is_shown_without_a_size(client, w):
         card = text_of(response, "card")
         assert ("36 sq in" in card) is sized and "urning" in card
         assert ("burning (sq in)" in page(response).find_all("ul", cls="map-legend")[0].text()) is sized
+        # The structure's own page, which has no battle in its context, the same.
+        full = body(client.get(reverse("structure", args=[w.house.pk])))
+        assert ("36 sq in" in full) is sized and "urning" in full
     Battle.objects.filter(pk=w.battle.pk).update(ruleset="ba")
 
 

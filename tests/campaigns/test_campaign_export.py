@@ -63,8 +63,8 @@ def history(demo):
     battles.undo_last(battle_id=one.pk, user=demo.alice)
     for _ in range(2):
         battles.perform(battle_id=one.pk, user=demo.bob, action="ba_he", attacker=ids.u["B", "Tiger I"],
-                        inputs={"weapon": ids.w["he-2d6"], "structure": ids.s["Brick house at the crossroads"],
-                                "target": ids.u["B", "Grenadier Squad 1"], "hit": "no"},
+                        inputs={"weapon": ids.w["he-2d6"], "structure": ids.s["Soviet AT/HMG Loghouse"],
+                                "target": ids.u["A", "Anti-tank gun team"], "hit": "no"},
                         client_token="3f0c5c1e-0000-4000-8000-000000000001")
     army = Army.objects.get(battle=one, side="A")
     Unit.objects.create(army=army, name="Scout section", models_start=4, models_left=3, x=31, y=7)

@@ -1179,13 +1179,18 @@ def test_undo_sent_twice_undoes_once_and_says_so(client, w):
     assert list(LogEntry.objects.filter(battle=w.battle, undone=True).values_list("seq", flat=True)) == [moved.seq]
 
 
-def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
-    """Disposable Heroes: two small-arms hits on the loghouse's crew; the answer offers the casualties
-    form for that fortification (the wound rolls are the players' rulebook's)."""
+def heroes_world():
+    """A Disposable Heroes battle (alice commands side A, bob side B) and the German HMG loghouse's sheet."""
     from apps.structures.models import BunkerSheet
 
     dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    return dh, BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+
+
+def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
+    """Disposable Heroes: two small-arms hits on the loghouse's crew; the answer offers the casualties
+    form for that fortification (the wound rolls are the players' rulebook's)."""
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     squad = dh.unit("A", "Rifle squad")
     signed(client, dh.alice)
@@ -1213,10 +1218,7 @@ def test_a_routed_crews_own_side_is_reminded_to_record_it_leaving(client, db):
     """The attack that routs a crew offers "record it leaving" to the player who made it only when the
     crew is theirs; the crew's own side, following by the poll, is reminded in its turn panel until the
     crew has left, and the reminder opens that form. The other side is not."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=6, crew_side="B",
                           crew_pins=3, crew_routed=True)
     signed(client, dh.bob)
@@ -1241,10 +1243,7 @@ def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     """Disposable Heroes, seed 003: a penetrating hit's row says whether the crew takes a Guts check, and
     the check is taken with its normal modifiers once the blast's casualties are known. The attack form
     asks nothing about it; the answer offers the check for that crew, and entering it fails and pins."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
                            penetration_row=list(range(12, 121, 12)))
@@ -1281,10 +1280,7 @@ def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_addre
     ?…&result=<its entry> and offers "Enter the Guts check"; back on that address (a reload, a phone that
     slept) after the check was entered, it offered it again: one tap, and the crew took a second pin for
     the same hit. Undone, the check is owed again."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
                            penetration_row=list(range(12, 121, 12)))
@@ -1323,10 +1319,7 @@ def test_the_dh_forms_offer_only_the_fortifications_each_action_can_be_made_at(c
     crewed fortifications still standing, Crew leaves the player's own crews, and the entries for a
     crew (casualties, Guts) any crewed fortification standing; the organiser, playing both sides, sees
     every crewed one."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     dh.structure("Pit", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="A", x=40)
     dh.structure("Ruin", floors=1, kind="bunker", sheet=sheet, crew_men=4, crew_side="B", x=60,
@@ -1355,10 +1348,7 @@ def test_a_bunker_card_says_how_many_of_the_crew_may_fire_their_rifles(client, d
     figure, which players recomputed at the table after every loss. It follows the crew and its weapons:
     10 men and two MG34s (3 each) give 2; 8 men with one MG34 destroyed give 2 ((8 − 3) // 2); 5 men
     cannot man both, and none are free."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     signed(client, dh.alice)
 
@@ -1382,10 +1372,7 @@ def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):
     infantry. The answer to the failed Guts check offers the crew's side the Crew leaves form for it
     (the other side cannot record it, so it is not offered to them); recorded, the sections keep the
     three pins."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     Structure.objects.filter(pk=bunker.pk).update(crew_pins=2)
     guts = {"action": "dh_guts", "structure": f"s{bunker.pk}", "guts_passed": "no"}
@@ -1409,10 +1396,7 @@ def test_the_form_under_a_result_does_not_call_the_done_action_an_error(client, 
     """Disposable Heroes: the crew leaves its loghouse. The form drawn under the result keeps the action
     and the fortification, which now has nobody left to leave: the answer says what was done, with no
     red message beside it as if it had failed. Resolving it again is refused there, and changes nothing."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     signed(client, dh.bob)
     answer = client.post(url(dh, "battle_resolve"), {
@@ -1468,10 +1452,7 @@ def test_a_crew_that_walked_out_is_not_shown_as_routed(client, db):
     """Disposable Heroes: a crew in good order leaves its loghouse (Crew leaves). The fortification is
     empty, not routed: the map must not print R (routed) on it while its card says "Routed: no", nor
     the card call the men who walked out eliminated. A routed crew still shows R."""
-    from apps.structures.models import BunkerSheet
-
-    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
-    sheet = BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
+    dh, sheet = heroes_world()
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     other = dh.structure("Blockhouse", floors=1, kind="bunker", sheet=sheet, crew_men=3, crew_side="B",
                          x=40, y=40)

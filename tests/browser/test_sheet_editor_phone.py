@@ -25,10 +25,11 @@ def club_sheet(demo):
     return BunkerSheet.objects.create(club=demo.campaign.club, **sheet_body(library))
 
 
-@pytest.mark.parametrize("width", [360, 390, 430])
-def test_every_label_and_value_of_the_sheet_editor_is_readable_on_a_phone(live_server, demo, watch, width):
-    """A location named "Entrance" showed as "Entranc" at 390 px; the weapon's "Main Gun" and the
-    labels of the narrow number cells were cut likewise. Nothing is cut, and the page does not scroll sideways."""
+@pytest.mark.parametrize("width", [360, 390, 430, 640, 960, 1280, 1440])
+def test_every_label_and_value_of_the_sheet_editor_is_readable(live_server, demo, watch, width):
+    """A location named "Entrance" showed as "Entranc" on a 360–390 px phone; at a desk a weapon's "Main
+    Gun" showed as "Main" (1280 px) and the penetration row's 108 and 120 were cut (960 px). Nothing is
+    cut, and the page does not scroll sideways."""
     sheet = club_sheet(demo)
     page = sign_in(watch("demo"), live_server.url, "demo")
     page.set_viewport_size({"width": width, "height": 844})

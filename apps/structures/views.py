@@ -459,6 +459,8 @@ def sheet_edit(request, pk):
             **editor.saved_fields(), version=F("version") + 1, updated_at=timezone.now()
         )
         manned = fewer_men(sheet, editor.body["crew_total"]) if saved else []
+        if saved and editor.body["name"] != sheet.name:
+            slug_for_name(sheet, editor.body["name"])
     if saved:
         messages.success(request, f"Saved {editor.body['name']} (version {seen + 1}).")
         if manned:
@@ -493,6 +495,23 @@ def sheet_preview(request, pk):
     moves_weapons(sheet, editor)  # else the preview would clear the refusal while the row is still removed
     context = {"sheet": sheet, "editor": editor, **preview_context(editor, request.POST)}
     return render(request, "structures/sheet_edit.html#preview-response", context)
+
+
+# What "New sheet" names a sheet until it is given a name (clone_slug, then unique_slug's -2, -3…).
+PLACEHOLDER_SLUG = re.compile(r"new-bunker(-\d+)?")
+
+
+def slug_for_name(sheet, name):
+    """A sheet "New sheet" made takes a slug from the name it is first given: `new-bunker-3` told nothing
+    in its exported file or in an import's message. Not once anything stands on it: the files of the
+    scenarios and campaigns that place it name it by its slug, and importing one of them back finds the
+    club's own sheet by that slug (a new slug would make a second copy of the card)."""
+    base = slugify(name)[:80]
+    if (not base or PLACEHOLDER_SLUG.fullmatch(base) or not PLACEHOLDER_SLUG.fullmatch(sheet.slug)
+            or Structure.objects.filter(sheet=sheet).exists()):
+        return
+    Club.lock(sheet.club_id)
+    BunkerSheet.objects.filter(pk=sheet.pk).update(slug=unique_slug(sheet.club, base))
 
 
 def clone_target(request):

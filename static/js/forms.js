@@ -30,6 +30,10 @@
     }
   });
 
+  // The messages stay in view only on a page that arrived at a #fragment (redoubt.css): a link within
+  // the page ("Preview ↓", "Skip to content") is not where a save landed, and must not pin them over fields.
+  window.addEventListener("hashchange", function () { document.body.classList.add("jumped"); });
+
   // Back on a page the browser kept (bfcache): its forms may be sent again.
   window.addEventListener("pageshow", function () {
     document.querySelectorAll("form[data-sent]").forEach(function (form) { form.removeAttribute("data-sent"); });

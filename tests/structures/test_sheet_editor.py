@@ -394,6 +394,47 @@ def test_a_blank_draft_may_be_saved_with_numbers_still_missing(client, world):
     assert "Not ready for play yet" in body(response)
 
 
+def test_a_new_sheet_takes_its_slug_from_the_name_it_is_given(client, world):
+    """A sheet made with "New sheet" kept `new-bunker-2` after it was named, and its exported file and
+    import messages said so. Named, it takes a slug from its name (suffixed when the club has it)."""
+    from apps.structures.formats import export_sheet
+
+    BunkerSheet.objects.create(club=world.club, slug="hill-112-pillbox", name="Old pillbox")
+    signed_in(client, world.designer)
+    client.post(reverse("sheet_new"), {"club": world.club.pk})
+    client.post(reverse("sheet_new"), sheet_form(client, reverse("sheet_list")))
+    draft = BunkerSheet.objects.get(club=world.club, slug="new-bunker-2")
+    data = editor(client, world.designer, draft)
+    assert save(client, draft, {**data, "name": "Hill 112 pillbox"}).status_code == 302
+    draft.refresh_from_db()
+    assert (draft.name, draft.slug) == ("Hill 112 pillbox", "hill-112-pillbox-2")
+    assert export_sheet(draft)["slug"] == "hill-112-pillbox-2"
+    # Named once, the slug stays: a later rename keeps it, as it does for every other sheet.
+    data = editor(client, world.designer, draft)
+    assert save(client, draft, {**data, "name": "Hill 113 pillbox"}).status_code == 302
+    draft.refresh_from_db()
+    assert (draft.name, draft.slug) == ("Hill 113 pillbox", "hill-112-pillbox-2")
+    assert BunkerSheet.objects.get(club=world.club, slug="new-bunker").name == "New bunker"
+
+
+def test_a_new_sheet_already_placed_keeps_its_slug_when_named(client, world):
+    """A scenario's file names its sheets by slug, and importing it back finds the club's own sheet by it:
+    a placed sheet keeps the slug it was placed with, so the file still comes back onto the same card."""
+    from apps.campaigns.models import Scenario
+    from apps.structures.models import Material, Structure
+
+    signed_in(client, world.designer)
+    client.post(reverse("sheet_new"), {"club": world.club.pk})
+    draft = BunkerSheet.objects.get(club=world.club, slug="new-bunker")
+    hill = Scenario.objects.create(club=world.club, name="Hill 112", ruleset="dh")
+    Structure.objects.create(scenario=hill, name="Pillbox", kind="bunker", sheet=draft, x=24, y=24,
+                             wall_material=Material.objects.get(surface="wall", slug="logs"))
+    data = editor(client, world.designer, draft)
+    assert save(client, draft, {**data, "name": "Hill 112 pillbox"}).status_code == 302
+    draft.refresh_from_db()
+    assert (draft.name, draft.slug) == ("Hill 112 pillbox", "new-bunker")
+
+
 # ---------------------------------------------------------------------------------- live preview
 
 def test_the_live_preview_recomputes_the_card_and_refreshes_every_error_slot(client, world):

@@ -470,18 +470,22 @@ def fire_at_house(w, unit):
                             inputs={"weapon": f"w{w.rifle.pk}", "structure": f"s{w.house.pk}", "hit": "no"})
 
 
+def assert_may_not_fire(w, piece, message):
+    """Refused at the attacker, the message beside it; nothing logged and the initiative not spent."""
+    with pytest.raises(InputError) as error:
+        fire_at_house(w, piece)
+    assert (error.value.field, error.value.message) == ("attacker", message)
+    assert not LogEntry.objects.filter(battle=w.battle).exists()
+    assert Battle.objects.get(pk=w.battle.pk).sequence["initiative"] == "B"
+
+
 def test_lg_pieces_in_a_bunker_cannot_fire_out_but_a_pillbox_is_fought_from(lg_garrison):
     """Seed 000: bunkers "lack firing slits and embrasures. They are not meant to be fighting positions";
     pillboxes are built "so that the defenders may fight from within them" (LG-2). A sentry in a bunker
     fired a laser rifle out of it, and the attack used his initiative."""
     w = lg_garrison
-    with pytest.raises(InputError) as error:
-        fire_at_house(w, w.sentry)
-    assert error.value.field == "attacker"
-    assert error.value.message == ("Sentry is in Bunker, a bunker: it has no firing slits or embrasures, so "
-                                   "pieces inside cannot fire out (seed 000). Move it out first")
-    assert not LogEntry.objects.filter(battle=w.battle).exists()
-    assert Battle.objects.get(pk=w.battle.pk).sequence["initiative"] == "B"
+    assert_may_not_fire(w, w.sentry, "Sentry is in Bunker, a bunker: it has no firing slits or embrasures, so "
+                                     "pieces inside cannot fire out (seed 000). Move it out first")
     fire_at_house(w, w.gunner)
     assert LogEntry.objects.filter(battle=w.battle, action="lg_attack_structure").count() == 1
 
@@ -491,12 +495,8 @@ def test_lg_pieces_in_ruins_must_leave_before_they_fire(lg_garrison):
     it on their next activation. The gunner in a collapsed pillbox fired from the rubble as before."""
     w = lg_garrison
     Structure.objects.filter(pk=w.pillbox.pk).update(collapsed=True, destroyed=True, impassable=True)
-    with pytest.raises(InputError) as error:
-        fire_at_house(w, w.gunner)
-    assert error.value.field == "attacker"
-    assert error.value.message == ("Gunner is in Pillbox, which is rubble: nobody may occupy it, so it must "
-                                   "leave on this activation (A-LG-3). Move it out first")
-    assert not LogEntry.objects.filter(battle=w.battle).exists()
+    assert_may_not_fire(w, w.gunner, "Gunner is in Pillbox, which is rubble: nobody may occupy it, so it must "
+                                     "leave on this activation (A-LG-3). Move it out first")
     Unit.objects.filter(pk=w.gunner.pk).update(floor=None, x=5, y=5)
     fire_at_house(w, w.gunner)
     assert LogEntry.objects.filter(battle=w.battle, action="lg_attack_structure").count() == 1

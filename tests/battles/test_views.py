@@ -1187,6 +1187,16 @@ def heroes_world():
     return dh, BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == "german-hmg-loghouse"))
 
 
+def loghouse_under_fire():
+    """`heroes_world` with side B's loghouse manned by 10 and side A's 45mm AT gun (DM −1, penetration
+    12 to 120 in twelves) facing it: the battle, the loghouse, the gun and its crew."""
+    dh, sheet = heroes_world()
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
+    gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
+                           penetration_row=list(range(12, 121, 12)))
+    return dh, bunker, gun, dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
+
+
 def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     """Disposable Heroes: two small-arms hits on the loghouse's crew; the answer offers the casualties
     form for that fortification (the wound rolls are the players' rulebook's)."""
@@ -1243,11 +1253,7 @@ def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     """Disposable Heroes, seed 003: a penetrating hit's row says whether the crew takes a Guts check, and
     the check is taken with its normal modifiers once the blast's casualties are known. The attack form
     asks nothing about it; the answer offers the check for that crew, and entering it fails and pins."""
-    dh, sheet = heroes_world()
-    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
-    gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
-                           penetration_row=list(range(12, 121, 12)))
-    crew_gun = dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
+    dh, bunker, gun, crew_gun = loghouse_under_fire()
     signed(client, dh.alice)
     attack = {"action": "dh_main_gun", "attacker": uid(crew_gun), "weapon": f"w{gun.pk}",
               "structure": f"s{bunker.pk}", "facing": "front", "hit": "yes"}
@@ -1280,11 +1286,7 @@ def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_addre
     ?…&result=<its entry> and offers "Enter the Guts check"; back on that address (a reload, a phone that
     slept) after the check was entered, it offered it again: one tap, and the crew took a second pin for
     the same hit. Undone, the check is owed again."""
-    dh, sheet = heroes_world()
-    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
-    gun = factories.weapon("dh", "45mm", name="45mm", dh_category="main_gun", dm=-1,
-                           penetration_row=list(range(12, 121, 12)))
-    crew_gun = dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
+    dh, bunker, gun, crew_gun = loghouse_under_fire()
     signed(client, dh.alice)
     # Front 3: walls (AV 90); penetration 8: 96; PH 2 − 1 = 1: no effect, Guts check, 1 PH.
     attacked = client.post(url(dh, "battle_resolve"), {

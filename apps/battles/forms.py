@@ -15,6 +15,7 @@ from apps import rules
 from apps.battles import services
 from apps.rules.dice import ordinal
 from apps.rules.lg import rotary_hits
+from apps.rules.tables import DH_PINS_TO_ROUT
 
 DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
 # What "Attacking unit" means where naming it is optional.
@@ -240,6 +241,15 @@ class ActionForm(forms.Form):
             self.fields["attacker"] = forms.CharField(
                 label="Attacking unit", required=False, widget=forms.Select(choices=choices), help_text=help_text,
             )
+            chosen = self.state.units.get(str(self.data.get("attacker", "")))
+            if chosen is not None and self._routed(chosen):
+                # That routed units hold their fire is the DH core rulebook's rule, not seed 003's: the app
+                # neither refuses the attack nor invents a number for it, it only says so before the dice.
+                self.fields["attacker"].warning = (
+                    f"{chosen.label} has routed (3 pins). In the Disposable Heroes rulebook routed units do not "
+                    "fire; seed 003 does not say. Resolve this only if your rulebook lets it fire.")
+                said = ["id_attacker_warning"] + (["id_attacker_helptext"] if help_text else [])
+                self.fields["attacker"].widget.attrs["aria-describedby"] = " ".join(said)
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         for f in self.spec.fields:
             if f.weapon_has is not None and weapon is not None and not f.weapon_has(weapon):
@@ -412,7 +422,7 @@ class ActionForm(forms.Form):
             # A morale check is not moving or firing: an incapacitated piece still makes its own.
             stunned = action not in services.FOLLOW_UPS and u.incapacitated and action != "lg_morale"
             if not (done or stunned):
-                choices.append(unit_choice(self.state, u))
+                choices.append(unit_choice(self.state, u, "routed" if self._routed(u) else ""))
             elif u.id == current:
                 choices.append(unit_choice(self.state, u, "has acted" if done else "incapacitated"))
         if current and current not in {c[0] for c in choices}:
@@ -421,6 +431,10 @@ class ActionForm(forms.Form):
             why = "destroyed" if unit is not None and unit.side in self.sides and unit.destroyed else "not yours"
             choices.append(unit_choice(self.state, unit, why) if unit else (current, current))
         return choices
+
+    def _routed(self, unit):
+        """Disposable Heroes: a unit's third pin is its rout (DH-6)."""
+        return self.battle.ruleset == "dh" and unit.pins >= DH_PINS_TO_ROUT
 
     def _armed(self):
         """Whether a unit carries a weapon it can make this action with (the weapon field's `fits` and

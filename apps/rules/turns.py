@@ -124,6 +124,12 @@ def resolve_move(state, inp, dice):
     if crew is not None and crew.side and crew.side != u.side and crew.men and not crew.routed:
         refuse("structure", s.id, f"{s.label}'s crew (side {crew.side}) holds it: it is taken by assault, "
                                   "not walked into")
+    if state.options.ruleset == "dh" and (crew is not None or s.sheet is not None) \
+            and u.pins >= tables.DH_PINS_TO_ROUT:
+        # Seed 003's rout drives a crew out ("forced to leave because of Routs"): a routed unit walking in,
+        # least of all back into its own crew, which keeps only its own pins, would undo the rout.
+        refuse("structure", s.id, f"{u.label} has routed (3 pins): a routed unit routs away and goes into no "
+                                  f"fortification, so it cannot go into {s.label} (seed 003, DH-6)")
     if (u.crew_of == s.id and crew is not None and crew.side == u.side and not u.rejoined
             and 0 < u.models <= crew.left):
         # Back into the fortification it walked out of: the section is its crew again (its men, not a

@@ -1224,6 +1224,56 @@ def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_men == 10
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_a_routed_section_walked_back_into_its_bunker_is_refused_beside_the_structure(client, db, htmx):
+    """Seed 003: the third pin routs a unit, and a rout forces a crew out. A routed section moved back
+    into its bunker rejoined the fresh crew there, which kept its own pins: the rout vanished. It is
+    refused beside "Into", nothing changes and nothing is logged; the unit list says it has routed."""
+    dh, sheet = heroes_world()
+    bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=4, crew_side="B", crew_left=6)
+    section = dh.unit("B", "Loghouse crew 1", models=6, x=20, y=28, pins=3, crew_of=bunker)
+    signed(client, dh.bob)
+    form = client.get(url(dh, "battle_form"), {"action": "move"}, **HTMX)
+    labels = [o.text() for o in page(form).find("id_unit").find_all("option") if o.attrs["value"] == uid(section)]
+    assert labels == ["Loghouse crew 1 (side B, 6 models, at 20″, 28″) — routed"]
+    sent = client.post(url(dh, "battle_resolve"), {"action": "move", "unit": uid(section), "structure": sid(bunker),
+                                                   "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert sent.status_code == (200 if htmx else 422)
+    assert ("Loghouse crew 1 has routed (3 pins): a routed unit routs away and goes into no fortification, so it "
+            "cannot go into Loghouse") in text_of(sent, "field-structure")
+    bunker.refresh_from_db()
+    section.refresh_from_db()
+    assert (bunker.crew_men, bunker.crew_left, bunker.crew_pins) == (4, 6, 0)
+    assert not section.rejoined and (section.pins, float(section.x)) == (3, 20)
+    assert not LogEntry.objects.filter(battle=dh.battle).exists()
+
+
+def test_a_routed_unit_chosen_to_attack_is_marked_and_warned_of_not_refused(client, db):
+    """That routed units do not fire is the DH core rulebook's rule, not seed 003's: the attacker list
+    marks a routed unit and the form warns once it is chosen, but the attack is the players' call."""
+    dh, bunker, gun, crew_gun = loghouse_under_fire()
+    routed = dh.unit("A", "Rifle section", pins=3)
+    pinned = dh.unit("A", "Scouts", pins=2)
+    signed(client, dh.alice)
+    query = {"action": "dh_small_arms", "structure": sid(bunker), "shots": "4"}
+    form = client.get(url(dh, "battle_form"), query, **HTMX)
+    marked = {v: label.endswith("— routed") for v, label, _ in attacker_options(form)}
+    assert marked == {uid(crew_gun): False, uid(routed): True, uid(pinned): False}
+    assert page(form).find("id_attacker_warning") is None
+    form = client.get(url(dh, "battle_form"), {**query, "attacker": uid(routed)}, **HTMX)
+    assert text_of(form, "id_attacker_warning") == (
+        "Rifle section has routed (3 pins). In the Disposable Heroes rulebook routed units do not fire; seed 003 "
+        "does not say. Resolve this only if your rulebook lets it fire.")
+    assert "id_attacker_warning" in page(form).find("id_attacker").attrs["aria-describedby"]
+    assert page(client.get(url(dh, "battle_form"), {**query, "attacker": uid(pinned)}, **HTMX)).find(
+        "id_attacker_warning") is None
+    sent = client.post(url(dh, "battle_resolve"), {**query, "attacker": uid(routed), "dice_mode": "player",
+                                                   **{f"dice_{i}": "5" for i in range(4)},
+                                                   "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Resolved #" in body(sent)
+    assert LogEntry.objects.filter(battle=dh.battle, action="dh_small_arms").count() == 1
+
+
 def test_a_routed_crews_own_side_is_reminded_to_record_it_leaving(client, db):
     """The attack that routs a crew offers "record it leaving" to the player who made it only when the
     crew is theirs; the crew's own side, following by the poll, is reminded in its turn panel until the

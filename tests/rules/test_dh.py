@@ -9,7 +9,7 @@ from apps.rules.dh import crew_riflemen, penetration_odds, ph_row, riflemen, val
 from apps.rules.outcome import Effect, Outcome
 from apps.rules.state import FortSheet
 
-from .builders import SHEETS, battle, fort
+from .builders import SHEETS, battle, building, fort
 
 
 def kinds(out):
@@ -394,6 +394,32 @@ def test_a_section_moved_back_into_its_fortification_rejoins_its_crew_and_keeps_
     # A stale or forged effect is refused rather than giving the crew men it never had.
     with pytest.raises(OutcomeError):
         apply(after, Outcome("move", (Effect("rejoins", two, 13, ref="fort"),), (), ""))
+
+
+def test_a_routed_section_cannot_walk_back_into_its_crew_and_shed_its_rout():
+    """Seed 003: the third pin routs a unit, and a rout forces a crew out of its fortification. Rejoining a
+    crew that keeps its own pins made the rout vanish: a routed unit goes into no fortification."""
+    state = dh(fort("german-concrete-blockhouse"), fort("soviet-rifle-pit", sid="pit", side="B"),
+               building("house", 1), section_size=12)
+    state = apply(state, resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([])))
+    one, two = state.units
+    for _ in range(2):
+        state = apply(state, resolve("dh_casualties", state, {"target": one, "casualties": 1, "guts_passed": "no"},
+                                     ScriptedDice([])))
+    # Pinned twice, not routed: it still rejoins (the crew keeps its own pins, as before).
+    assert kinds(resolve("move", state, {"unit": one, "structure": "fort"}, ScriptedDice([]))) == [("rejoins", 10)]
+    state = apply(state, resolve("dh_casualties", state, {"target": one, "casualties": 1, "guts_passed": "no"},
+                                 ScriptedDice([])))
+    assert state.units[one].pins == tables.DH_PINS_TO_ROUT
+    for sid in ("fort", "pit"):  # its own crew's fortification, or another of its side's
+        with pytest.raises(ActionRefused, match="has routed") as refused:
+            resolve("move", state, {"unit": one, "structure": sid}, ScriptedDice([]))
+        assert refused.value.field == "structure"
+    # It routs away over the table, or into a house (cover, not a fortification: the core rules' business).
+    assert kinds(resolve("move", state, {"unit": one, "x": 1, "y": 1}, ScriptedDice([]))) == [("moved", 0)]
+    assert kinds(resolve("move", state, {"unit": one, "structure": "house"}, ScriptedDice([]))) == [("moved", 0)]
+    # The unrouted section still goes back in.
+    assert kinds(resolve("move", state, {"unit": two, "structure": "fort"}, ScriptedDice([]))) == [("rejoins", 12)]
 
 
 def test_a_damaged_sheet_is_refused_by_name():

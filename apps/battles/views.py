@@ -168,14 +168,15 @@ def map_of(battle, structures, units):
                                          ("st-fort", s.sheet_id is not None)) if on]
         crew = ""
         if s.crewed:
+            # Words, not P1 and R: a unit's initials (the PaK 40's "P4") read as a pin count beside them.
             if s.crew_routed:
-                crew, states = "R", states + ["st-routed"]
+                crew, states = "routed", states + ["st-routed"]
             elif not s.crew_men:
                 # Nobody left inside: the crew fell to the last man or walked out in good order (Crew
                 # leaves). Neither routed, and the card says "Routed: no": the map must not say R.
                 crew, states = "0", states + ["st-empty"]
             elif s.crew_pins:
-                crew, states = f"P{s.crew_pins}", states + ["st-pinned"]
+                crew, states = f"{s.crew_pins} pin{'s' * (s.crew_pins != 1)}", states + ["st-pinned"]
         turn = math.radians(float(s.rotation))
         cos, sin = math.cos(turn), math.sin(turn)
         half_d = (abs(w * sin) + abs(d * cos)) / 2
@@ -214,13 +215,13 @@ def map_of(battle, structures, units):
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
-            "crews": any(s.crewed for s in structures), "sized_fires": sized_fires}  # the key explains P / R / 0 only where they can show
+            "crews": any(s.crewed for s in structures), "sized_fires": sized_fires}  # the key explains the crew marks only where they can show
 
 
 @dataclass(frozen=True)
 class NameRoom:
     """What of a structure's state moves its name's spots: the sides holding it (their badges), a crew's
-    letter under its middle, its fire's diamond above. A log entry changes these, never its footprint."""
+    mark under its middle, its fire's diamond above. A log entry changes these, never its footprint."""
 
     sides: tuple
     crew: bool
@@ -232,8 +233,8 @@ def name_room(cx, cy, half_d, room):
     holds it stand, for a footprint reaching `half_d` inches above and below its middle."""
     # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
     # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
-    # inside and the crew's P/R would cover the name: it goes below them.
-    # (Clear of the badges' foot, 3.5 inches down, and of a crew's P/R, by half a name with its halo.)
+    # inside and the crew's mark ("1 pin") would cover the name: it goes below them.
+    # (Clear of the badges' foot, 3.5 inches down, and of a crew's mark, by half a name with its halo.)
     below = max(half_d + 1.3, 4.7 if room.sides or room.crew else 0)
     # Where that would overprint something, above the footprint, clear of its fire's diamond (its
     # top 2.4 + 1.63 inches up); else a line lower than below.
@@ -347,12 +348,12 @@ def piece_svg(m):
 
 def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
-    screen reader and as a hover title; a pinned or routed unit's P1 or R under it, as a crew's."""
+    screen reader and as a hover title; a pinned or routed unit's "1 pin" or "routed" under it, as a crew's."""
     e = conditional_escape
 
     def unit(u):
-        mark, said, state = ("R", "routed", " is-routed") if u.routed else \
-            (f"P{u.pins}", f"pinned {u.pins}", " is-pinned") if u.pins else ("", "", "")
+        mark, said, state = ("routed", "routed", " is-routed") if u.routed else \
+            (f"{u.pins} pin{'s' * (u.pins != 1)}", f"pinned {u.pins}", " is-pinned") if u.pins else ("", "", "")
         who = f"{e(u.name)} (side {e(u.side)}{', ' + said if said else ''})"
         return (f'<circle class="map-unit side-{e(u.side)}{state}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
                 f'aria-label="{who}"><title>{who}</title></circle>'

@@ -422,7 +422,7 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     assert [float(t.attrs["y"]) for t in html.find(f"map-s{shed.pk}").find_all("text")
             if "map-name" in t.attrs.get("class", "")] == [8 - 1 - 1.3]
     assert len(html.find(f"map-s{foxhole.pk}").find_all("g", cls="map-badge")) == 1
-    # A small bunker's pinned crew (P1) is printed where its name would be: the name goes below it too.
+    # A small bunker's pinned crew ("1 pin") is printed where its name would be: the name goes below it too.
     # Sheet crews are Disposable Heroes': the battle is played by those rules for this.
     from apps.structures.models import BunkerSheet
     Battle.objects.filter(pk=w.battle.pk).update(ruleset="dh")
@@ -432,7 +432,7 @@ def test_a_small_piece_with_someone_inside_has_its_name_below_their_badges(clien
     piece = page(client.get(url(w, "battle"))).find(f"map-s{pit.pk}")
     crew = next(t for t in piece.find_all("text") if "map-crew" in t.attrs.get("class", ""))
     name = next(t for t in piece.find_all("text") if "map-name" in t.attrs.get("class", ""))
-    assert crew.text() == "P1" and float(name.attrs["y"]) - NAME_HALF > float(crew.attrs["y"]) + 2.1 / 2
+    assert crew.text() == "1 pin" and float(name.attrs["y"]) - NAME_HALF > float(crew.attrs["y"]) + 2.1 / 2
     Battle.objects.filter(pk=w.battle.pk).update(ruleset="ba")
     # The house holds its badge, but its name just below the footprint (1.3 inches) would touch the
     # badge's foot (3.5 inches below its middle) with its halo: it goes as low as the foxhole's.
@@ -1523,7 +1523,7 @@ def test_a_crew_that_walked_out_is_not_shown_as_routed(client, db):
     card = html.find(f"structure-{bunker.pk}").text()
     assert "No crew left" in card and "eliminated" not in card
     routed = html.find(f"map-s{other.pk}")
-    assert [t.text() for t in routed.find_all("text") if "map-crew" in t.attrs.get("class", "")] == ["R"]
+    assert [t.text() for t in routed.find_all("text") if "map-crew" in t.attrs.get("class", "")] == ["routed"]
     assert "st-routed" in routed.attrs["class"]
 
 
@@ -2353,12 +2353,14 @@ def test_units_in_the_open_carry_their_initials_on_the_map(client, w):
 def test_a_pinned_or_routed_unit_says_so_on_the_map(client, db):
     """Disposable Heroes: a crew's section routed out of its bunker (3 pins, "Rout 9\"") stood on the map
     as a plain dot, while its bunker beside it said R: the player moving it had to open the armies panel
-    to know it must rout on. A unit's dot now carries its pins (P1, P2) or R, as a crew's bunker does, and
-    says it to a screen reader; a unit with none is drawn as before."""
+    to know it must rout on. A unit's dot now carries its pins ("1 pin", "2 pins") or "routed", as a crew's
+    bunker does, and says it to a screen reader; a unit with none is drawn as before. In words: the P1 and R
+    they once were read like initials, and the PaK 40's initials "P4" on its dot like four pins."""
     dh = factories.make_world(ruleset="dh", club_name="Heroes club")
     dh.unit("A", "Guards squad", x=10, y=5)
     dh.unit("A", "Pit crew 1", x=20, y=5, pins=3)
     dh.unit("B", "Pioneers", x=30, y=40, pins=1)
+    dh.unit("B", "PaK 40", x=40, y=40, pins=2)
     html = body(signed(client, dh.alice).get(url(dh, "battle")))
     assert re.search(r'<circle class="map-unit side-A" cx="10" cy="5" r="1" role="img" aria-label="Guards squad '
                      r'\(side A\)"><title>Guards squad \(side A\)</title></circle><text class="map-unit-initials" '
@@ -2366,10 +2368,14 @@ def test_a_pinned_or_routed_unit_says_so_on_the_map(client, db):
     assert re.search(r'<circle class="map-unit side-A is-routed" cx="20" cy="5" r="1" role="img" aria-label="Pit '
                      r'crew 1 \(side A, routed\)"><title>Pit crew 1 \(side A, routed\)</title></circle>'
                      r'<text class="map-unit-initials" x="20" y="5" aria-hidden="true">PC</text>'
-                     r'<text class="map-unit-state" x="20" y="6.8" aria-hidden="true">R</text>', html)
+                     r'<text class="map-unit-state" x="20" y="6.8" aria-hidden="true">routed</text>', html)
     assert re.search(r'<circle class="map-unit side-B is-pinned" cx="30" cy="40" r="1" role="img" '
                      r'aria-label="Pioneers \(side B, pinned 1\)">.*?<text class="map-unit-state" x="30" y="41.8" '
-                     r'aria-hidden="true">P1</text>', html)
+                     r'aria-hidden="true">1 pin</text>', html)
+    assert re.search(r'aria-hidden="true">P4</text><text class="map-unit-state" x="40" y="41.8" aria-hidden="true">'
+                     r'2 pins</text>', html)
+    # No mark under a dot reads as initials do: a letter and a figure.
+    assert not re.search(r'class="map-unit-state"[^>]*>[A-Z]', html)
 
 
 def test_the_address_keeps_a_result_while_a_damage_roll_is_owed(client, w):

@@ -128,7 +128,7 @@ def test_map_and_ground_show_every_structure_in_its_state(client, demo):
     assert "st-burning" in svg_links[str(barn.pk)]
     assert "st-damaged" in svg_links[str(tower.pk)]
     assert svg_links[str(loghouse.pk)] == svg_links[str(blockhouse.pk)] == "map-structure st-intact st-fort"
-    assert "crew pinned P" not in body(response)  # nor does the map's key explain crew markers
+    assert "crew “1 pin”" not in body(response)  # nor does the map's key explain crew markers
 
     assert "Collapsed – rubble" in text_of(response, f"ground-{house.pk}")
     assert "Impassable" in text_of(response, f"ground-{house.pk}")
@@ -173,7 +173,7 @@ def test_the_ground_and_map_show_a_disposable_heroes_crew_in_its_state(client, d
     url = reverse("campaign", args=[winter.pk])
     response = signed(client, demo.olga).get(url)
     svg_links = {n.attrs["data-structure"]: n.attrs["class"] for n in page(response).find("campaign-map").find_all("a")}
-    assert "st-pinned" in svg_links[str(pit.pk)] and "crew pinned P / routed R / none left 0" in body(response)
+    assert "st-pinned" in svg_links[str(pit.pk)] and "crew “1 pin” / “routed” / none left “0”" in body(response)
     crew = text_of(response, f"ground-{pit.pk}")
     assert "Crew 6/9 (side A)" in crew and "2 pins" in crew and "1 penetrating hit" in crew and "lost (Rifles)" in crew
     # Its three dead count with side A's losses: the Guards squad's 10 and the pit's 9 men.

@@ -145,8 +145,10 @@ def _chosen_label(choices, value):
 
 
 def unit_choice(state, unit, note=""):
-    label = f"{unit.label} (side {unit.side}, {unit.models} model{'' if unit.models == 1 else 's'}, {_place(state, unit)})"
-    return unit.id, label + (f" — {note}" if note else "")
+    # The note straight after the name: a closed select on a phone shows only the label's start.
+    note = f" — {note}" if note else ""
+    return unit.id, (f"{unit.label}{note} (side {unit.side}, {unit.models} model{'' if unit.models == 1 else 's'}, "
+                     f"{_place(state, unit)})")
 
 
 def structure_choice(s):

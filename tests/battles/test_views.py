@@ -1235,7 +1235,7 @@ def test_a_routed_section_walked_back_into_its_bunker_is_refused_beside_the_stru
     signed(client, dh.bob)
     form = client.get(url(dh, "battle_form"), {"action": "move"}, **HTMX)
     labels = [o.text() for o in page(form).find("id_unit").find_all("option") if o.attrs["value"] == uid(section)]
-    assert labels == ["Loghouse crew 1 (side B, 6 models, at 20″, 28″) — routed"]
+    assert labels == ["Loghouse crew 1 — routed (side B, 6 models, at 20″, 28″)"]
     sent = client.post(url(dh, "battle_resolve"), {"action": "move", "unit": uid(section), "structure": sid(bunker),
                                                    "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
     assert sent.status_code == (200 if htmx else 422)
@@ -1257,7 +1257,7 @@ def test_a_routed_unit_chosen_to_attack_is_marked_and_warned_of_not_refused(clie
     signed(client, dh.alice)
     query = {"action": "dh_small_arms", "structure": sid(bunker), "shots": "4"}
     form = client.get(url(dh, "battle_form"), query, **HTMX)
-    marked = {v: label.endswith("— routed") for v, label, _ in attacker_options(form)}
+    marked = {v: "— routed" in label for v, label, _ in attacker_options(form)}
     assert marked == {uid(crew_gun): False, uid(routed): True, uid(pinned): False}
     assert page(form).find("id_attacker_warning") is None
     form = client.get(url(dh, "battle_form"), {**query, "attacker": uid(routed)}, **HTMX)

@@ -10,13 +10,15 @@ tap circle, each called on its own n × 10 times.
     .venv/bin/python bench/bench_size.py          # about a minute
     .venv/bin/python bench/bench_size.py -n 20    # fewer repeats
 
-Recreates the PostgreSQL database `redoubt_bench_size` each time. Prints, for each request, the
+Builds its battles in a PostgreSQL database of its own, `redoubt_bench_size_<process id>` (or `--db NAME`),
+so two runs at once do not drop each other's, and drops it at the end. Prints, for each request, the
 median CPU time of this process over the repeats (the server's share; PostgreSQL's is not counted)
 and the answer's size. No target: it prints figures.
 """
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -26,17 +28,26 @@ BASE = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(BASE), str(Path(__file__).resolve().parent)]
 import bench_http  # noqa: E402 - the database helpers and production-like settings
 
-DB_NAME = "redoubt_bench_size"
-
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=60, help="repeats of each request (default 60)")
+    parser.add_argument("--db", default=f"redoubt_bench_size_{os.getpid()}",
+                        help="the database to create, fill and drop (default redoubt_bench_size_<process id>)")
     args = parser.parse_args(argv)
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", args.db):
+        parser.error("--db: lower-case letters, digits and _ only (it goes into CREATE DATABASE unquoted)")
 
-    env = bench_http.in_process_env(DB_NAME, "redoubt-size-")
+    env = bench_http.in_process_env(args.db, "redoubt-size-")
     bench_http.recreate_database()
-    bench_http.setup_django(env)
+    try:
+        bench_http.setup_django(env)
+        return measure(args)
+    finally:
+        bench_http.drop_database()
+
+
+def measure(args):
     from django.core.management import call_command
     from django.test import Client
     from django.urls import reverse

@@ -238,3 +238,26 @@ def test_a_small_piece_on_the_map_has_room_round_it_for_a_thumb(live_server, dem
     scale = width / 360
     assert pieces["Church tower"][0] >= 36 * scale, pieces
     assert min(size for size, _ in pieces.values()) >= 28 * scale, pieces
+
+
+FIELDS_OUTSIDE = """() => Array.from(document.querySelectorAll('form'), form => {
+  // Each field's box inside its form's, and the words it comes filled with inside its box.
+  const f = form.getBoundingClientRect();
+  return Array.from(form.querySelectorAll('input:not([type=hidden]), select, textarea'), el => {
+    const r = el.getBoundingClientRect();
+    if (!r.width) return null;  // in a closed <details>
+    const past = Math.max(f.left - r.left, r.right - f.right, el.scrollWidth - el.clientWidth);
+    return past > 0.5 ? [el.name, el.value, Math.round(past)] : null;
+  }).filter(Boolean);
+}).flat()"""
+
+
+def test_no_field_of_the_scenario_builder_runs_past_its_form_on_the_narrowest_phone(live_server, demo, watch):
+    """At 360 px the builder's "Start a battle" name came filled with "Village crossroads — 27 Nov 2026",
+    9 px longer than its box: the date was cut. On a phone the fields now take 16 px words and a
+    narrower padding."""
+    page = sign_in(watch("demo"), live_server.url, "demo")
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.goto(live_server.url + reverse("scenario", args=[demo.scenario_id]))
+    expect(page.locator("#start input[name=name]")).to_have_value(re.compile("^Village crossroads — "))
+    assert page.evaluate(FIELDS_OUTSIDE) == []

@@ -119,7 +119,7 @@ def measure(args):
     width, depth = float(battle.table_width), float(battle.table_depth)
     pieces = {"map_of (every piece's layout, names placed)": lambda: views.map_of(battle, board.structures, board.units),
               "place_names": lambda: views.place_names(board.structures, width, depth),
-              "reach_out (every tap circle)": lambda: views.reach_out(board.structures, width)}
+              "reach_out (every tap shape)": lambda: views.reach_out(board.structures, width, depth)}
     map_rows = {}
     for name, call in pieces.items():
         times = []

@@ -188,7 +188,7 @@ def map_of(battle, structures, units):
             corners=[(cx + x * cos - y * sin, cy + x * sin + y * cos)
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
-            classes=" ".join(states), own_r=max(2.5, min(w, d) / 2),
+            classes=" ".join(states),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
             # A Bolt Action fire has no size (seed 001: the building is on fire, all of it): its diamond
             # carries no number, where "36" read as a fire that could grow.
@@ -206,9 +206,9 @@ def map_of(battle, structures, units):
                                         pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
-    # Each piece's tap circle is worked out when the piece is drawn: an answer draws only the pieces
-    # that changed, and a circle depends on nothing a log entry changes (`Reach`).
-    reach = Reach([s.map for s in structures], float(battle.table_width))
+    # Each piece's tap shape is worked out when the piece is drawn: an answer draws only the pieces
+    # that changed, and a shape depends on nothing a log entry changes (`Reach`).
+    reach = Reach([s.map for s in structures], float(battle.table_width), float(battle.table_depth))
     for s in structures:
         s.map.reach = reach
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
@@ -317,8 +317,8 @@ class Piece(SimpleNamespace):
         return piece_svg(self)
 
     @cached_property
-    def hit_r(self):
-        return self.reach.radius(self, self.own_r)
+    def hit(self):
+        return self.reach.shape(self)
 
 
 def piece_svg(m):
@@ -328,7 +328,7 @@ def piece_svg(m):
     cx, cy = g(m.cx), g(m.cy)
     turn = f' transform="rotate({g(m.rotation)} {cx} {cy})"' if m.rotation else ""
     out = [f"<title>{e(m.title)}</title>",
-           f'<circle class="map-hit" cx="{cx}" cy="{cy}" r="{g(m.hit_r)}"></circle>',
+           f'<polygon class="map-hit" points="{" ".join(f"{g(x)},{g(y)}" for x, y in m.hit)}"></polygon>',
            f'<rect class="map-footprint" x="{g(m.x0)}" y="{g(m.y0)}" width="{g(m.w)}" height="{g(m.d)}"{turn}></rect>']
     if m.name:
         out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
@@ -519,48 +519,120 @@ def _overlap(p, q):
 TAP_PX, MAP_PX = 44, 344
 
 
-def reach_out(structures, table_w):
-    """Widen each piece's invisible hit circle towards a finger's width on a 360 px phone, as far as
-    its neighbours leave room: never over another structure's footprint (a tap on what is drawn must
-    go to it), never past halfway to another piece's middle (two circles would meet, and whichever is
-    drawn later would take the other's taps). Nothing drawn changes."""
-    pieces = [s.map for s in structures]
-    reach = Reach(pieces, table_w)
-    for m, r in [(m, reach.radius(m, m.hit_r)) for m in pieces]:
-        m.hit_r = r
+def reach_out(structures, table_w, table_d):
+    """Every piece's tap shape at once (what the bench times; a page works out each as it draws it)."""
+    reach = Reach([s.map for s in structures], table_w, table_d)
+    for s in structures:
+        s.map.hit = reach.shape(s.map)
 
 
 class Reach:
-    """The table's pieces in order across it: how far one piece's circle may reach (`reach_out`), worked
-    out for that piece alone. A circle depends on the footprints only, which no log entry moves: an
-    answer that draws three pieces of two hundred works out three circles."""
+    """The table's pieces in order across it: the invisible shape that takes a piece's taps, worked out
+    for that piece alone. It depends on the footprints only, which no log entry moves: an answer that
+    draws three pieces of two hundred works out three shapes.
 
-    def __init__(self, pieces, table_w):
-        self.want = TAP_PX / 2 * table_w / MAP_PX
+    A piece takes a thumb's width (44 px on a 360 px phone) each way round its footprint, as wide as
+    the footprint where that is wider. Where a neighbour is nearer than that, the shape stops on the
+    line halfway across the gap between the two footprints: a tap goes to the nearer piece, never to one
+    whose footprint is not under the finger, and no two shapes meet (whichever was drawn later would
+    take both's taps). A circle of one radius did that by shrinking all round: the demo's tower, four
+    inches from the church, took taps 38 px across on a 390 px phone, and its foxholes 29. A shape cut
+    on one side only is slid to the other, away from the neighbour or the table's edge: the tower's is
+    44 px across beside the church. Three foxholes six inches apart (31 px) still share that row."""
+
+    def __init__(self, pieces, table_w, table_d):
+        self.thumb = TAP_PX * table_w / MAP_PX
+        self.edges = ((-1, 0, 0), (1, 0, table_w), (0, -1, 0), (0, 1, table_d))
         self.pieces = sorted(pieces, key=lambda m: m.cx)
         self.at = {id(m): i for i, m in enumerate(self.pieces)}
         self.widest = max((math.hypot(m.w, m.d) / 2 for m in self.pieces), default=0)
 
-    def radius(self, m, own):
-        """The circle of `m`, which has `own` (half its shorter side, 2.5 inches at least) by itself."""
-        pieces, i, room = self.pieces, self.at[id(m)], self.want
-        # Outwards along the table from this piece, until the others are too far across to matter (a
-        # circle or a footprint that far leaves it all the room it has) or there is no more room than
-        # its own circle has already: a battle has hundreds.
+    def shape(self, m):
+        """The corners of `m`'s tap shape, in order round it."""
+        xs, ys = [x for x, _ in m.corners], [y for _, y in m.corners]
+        half_w, half_h = max(max(xs) - min(xs), self.thumb) / 2, max(max(ys) - min(ys), self.thumb) / 2
+        box = (m.cx - half_w, m.cy - half_h, m.cx + half_w, m.cy + half_h)
+        # Slid, the box reaches at most twice as far from the middle.
+        cuts = self.edges + self._cuts(m, 2 * math.hypot(half_w, half_h))
+        hit = _clip(_corners(box), cuts)
+        if hit:
+            lost = (min(x for x, _ in hit) - box[0], min(y for _, y in hit) - box[1],
+                    box[2] - max(x for x, _ in hit), box[3] - max(y for _, y in hit))
+            dx, dy = _slide(lost[0], lost[2]), _slide(lost[1], lost[3])
+            if dx or dy:
+                hit = _clip(_corners((box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)), cuts) or hit
+        shape = []
+        for x, y in hit:
+            point = (round(x, 2), round(y, 2))
+            if not shape or point != shape[-1]:  # a cut through a corner leaves it twice
+                shape.append(point)
+        return shape if len(shape) > 2 else m.corners
+
+    def _cuts(self, m, reach):
+        """For each neighbour near enough to matter, the half of the table on `m`'s side of the line
+        halfway across the gap between their footprints, as (a, b, c): the points a·x + b·y ≤ c. A
+        footprint `reach` or more from the middle never cuts the box: the line is half the gap away."""
+        pieces, i, cuts = self.pieces, self.at[id(m)], []
+        own = math.hypot(m.w, m.d) / 2
         for step in (-1, 1):
             j = i + step
-            while 0 <= j < len(pieces) and room > own and abs(pieces[j].cx - m.cx) < max(2 * room, room + self.widest):
+            while 0 <= j < len(pieces) and abs(pieces[j].cx - m.cx) < 2 * reach + own + self.widest:
                 o = pieces[j]
-                room = min(room, _distance_to_footprint(m.cx, m.cy, o), math.dist((m.cx, m.cy), (o.cx, o.cy)) / 2)
                 j += step
-        return round(max(own, room), 2)
+                if abs(o.cy - m.cy) >= 2 * reach + own + self.widest:
+                    continue
+                if _overlap(m.corners, o.corners):
+                    # Footprints placed over each other: no gap to halve, so between their middles.
+                    (px, py), (qx, qy) = (m.cx, m.cy), (o.cx, o.cy)
+                else:
+                    (px, py), (qx, qy) = _closest(m.corners, o.corners)
+                a, b = qx - px, qy - py
+                gap = math.hypot(a, b)
+                if gap == 0 or gap / 2 >= reach:
+                    continue
+                cuts.append((a, b, (a * (px + qx) + b * (py + qy)) / 2))
+        return tuple(cuts)
 
 
-def _distance_to_footprint(x, y, m):
-    turn = math.radians(m.rotation)
-    dx, dy = x - m.cx, y - m.cy
-    along, across = dx * math.cos(turn) + dy * math.sin(turn), -dx * math.sin(turn) + dy * math.cos(turn)
-    return math.hypot(max(abs(along) - m.w / 2, 0), max(abs(across) - m.d / 2, 0))
+def _slide(lost_low, lost_high, eps=1e-6):
+    """How far to move a box cut on one side only (by a neighbour or the table's edge) to the other."""
+    if lost_low > eps and lost_high <= eps:
+        return lost_low
+    if lost_high > eps and lost_low <= eps:
+        return -lost_high
+    return 0
+
+
+def _clip(polygon, cuts):
+    """A convex polygon cut down to the half-planes (a, b, c) of a·x + b·y ≤ c (Sutherland–Hodgman)."""
+    for a, b, c in cuts:
+        out = []
+        for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
+            d1, d2 = a * x1 + b * y1 - c, a * x2 + b * y2 - c
+            if d1 <= 0:
+                out.append((x1, y1))
+            if (d1 < 0 < d2) or (d2 < 0 < d1):
+                t = d1 / (d1 - d2)
+                out.append((x1 + t * (x2 - x1), y1 + t * (y2 - y1)))
+        polygon = out
+        if not polygon:
+            return []
+    return polygon
+
+
+def _closest(p, q):
+    """The nearest points of two convex polygons apart: one is a corner, the other on an edge."""
+    best = (math.inf, None, None)
+    for corners, edges, flip in ((p, q, False), (q, p, True)):
+        for v in corners:
+            for (x1, y1), (x2, y2) in zip(edges, edges[1:] + edges[:1]):
+                ex, ey = x2 - x1, y2 - y1
+                t = max(0.0, min(1.0, ((v[0] - x1) * ex + (v[1] - y1) * ey) / (ex * ex + ey * ey or 1)))
+                w = (x1 + t * ex, y1 + t * ey)
+                d = (v[0] - w[0]) ** 2 + (v[1] - w[1]) ** 2
+                if d < best[0]:
+                    best = (d, w, v) if flip else (d, v, w)
+    return best[1], best[2]
 
 
 def describe(s, sized_fires=True):

@@ -1,8 +1,7 @@
 """Where the map writes each structure's name (views.place_names) and how far round it a piece takes a
-tap (views.reach_out): plain functions of the pieces; and the answers and polls that redraw a neighbour
+tap (views.reach_out, views.Reach): plain functions of the pieces; and the answers and polls that redraw a neighbour
 whose name a change moved (views.names_moved)."""
 
-import math
 import re
 import uuid
 from types import SimpleNamespace
@@ -11,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from apps.battles import services
-from apps.battles.views import NAME_LINE, name_box, place_names, reach_out
+from apps.battles.views import NAME_LINE, _overlap, name_box, place_names, reach_out
 from apps.structures.models import Structure
 from tests.battles.test_poll import HTMX, held
 from tests.battles.test_views import he_attack, sid, signed, uid, w  # noqa: F401 - w is the battle fixture
@@ -23,7 +22,7 @@ def piece(name, cx, cy, w, d, badges=()):
     and a line lower (no badges or crew that push it further down)."""
     below = d / 2 + 1.3
     return SimpleNamespace(name=name, map=SimpleNamespace(
-        name=name, cx=cx, cy=cy, w=w, d=d, rotation=0, hit_r=max(2.5, min(w, d) / 2), name_y=cy + below,
+        name=name, cx=cx, cy=cy, w=w, d=d, rotation=0, name_y=cy + below,
         badges=list(badges),
         name_spots=(cy + below, cy - below, cy + below + NAME_LINE),
         corners=[(cx - w / 2, cy - d / 2), (cx + w / 2, cy - d / 2), (cx + w / 2, cy + d / 2), (cx - w / 2, cy + d / 2)]))
@@ -92,28 +91,53 @@ def test_a_long_thin_footprints_name_slides_along_it_to_a_free_spot():
     assert 34 < trench.map.name_x < 46  # still over its own trench
 
 
+THUMB = 44 * 72 / 344  # inches of a 72-inch table under 44 px of a 360 px phone's map: 9.2
+
+
+def extent(shape):
+    xs, ys = [x for x, _ in shape], [y for _, y in shape]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
 def test_a_lone_small_piece_takes_a_thumbs_width_of_taps_on_the_narrowest_phone():
-    """A 72-inch table is 344 px wide on a 360 px phone: 44 px is 9.2 inches, a circle of 4.6."""
     (hut,) = pieces = [piece("Hut", 30, 20, 2, 2)]
-    reach_out(pieces, 72)
-    assert hut.map.hit_r == pytest.approx(22 * 72 / 344, abs=0.01)
+    reach_out(pieces, 72, 48)
+    assert extent(hut.map.hit) == pytest.approx((30 - THUMB / 2, 20 - THUMB / 2, 30 + THUMB / 2, 20 + THUMB / 2), abs=0.01)
 
 
-def test_a_piece_takes_no_tap_from_its_neighbour():
-    """The demo's tower, four inches from the church's wall: its circle stops at the wall, and neither
-    circle reaches the other's (whichever is drawn later would take the taps where they met)."""
+def test_a_piece_by_the_tables_edge_takes_its_thumbs_width_inside_the_table():
+    """Off the table a tap meets nothing: the shape slides in, still a thumb's width each way."""
+    (hut,) = pieces = [piece("Hut", 1.5, 46.5, 2, 2)]
+    reach_out(pieces, 72, 48)
+    assert extent(hut.map.hit) == pytest.approx((0, 48 - THUMB, THUMB, 48), abs=0.01)
+
+
+def test_a_piece_takes_no_tap_from_its_neighbour_and_slides_away_from_it():
+    """The demo's tower, two and a half inches from the church's wall, took taps on a circle 38 px
+    across on a 390 px phone: one radius, stopped by the wall. Its shape now stops on the line halfway
+    across the gap (a tap there goes to the nearer piece) and slides right, the whole thumb's width
+    across; the church's stops on the same line, so the two never meet."""
     church, tower = pieces = [piece("Stone church", 54, 16, 8, 6), piece("Church tower", 62, 17.5, 3, 3)]
-    reach_out(pieces, 72)
-    assert tower.map.hit_r == pytest.approx(4.0)
-    assert church.map.hit_r + tower.map.hit_r <= math.dist((54, 16), (62, 17.5)) + 0.01
-    assert church.map.hit_r >= 3  # never less than it had: half its shorter side
+    reach_out(pieces, 72, 48)
+    halfway = (58 + 60.5) / 2
+    assert extent(tower.map.hit) == pytest.approx((halfway, 17.5 - THUMB / 2, halfway + THUMB, 17.5 + THUMB / 2), abs=0.01)
+    assert extent(church.map.hit)[2] <= halfway
+    assert not _overlap(church.map.hit, tower.map.hit)
 
 
-def test_pieces_closer_than_their_circles_keep_the_circles_they_had():
-    """Blocks an inch apart (the query tests' large battle) have no room: their circles stay as drawn."""
-    pieces = [piece(f"Block {n}", n + 1, 30, 2, 2) for n in range(10)]
-    reach_out(pieces, 72)
-    assert {p.map.hit_r for p in pieces} == {2.5}
+def test_pieces_closer_than_a_thumb_share_the_gaps_between_them():
+    """Blocks an inch apart (the query tests' large battle): each takes the half-inch of gap on its side
+    and a thumb's height, and no shape reaches another block or its shape."""
+    pieces = [piece(f"Block {n}", 3 * n + 5, 30, 2, 2) for n in range(10)]
+    reach_out(pieces, 72, 48)
+    for n, p in enumerate(pieces):
+        x0, y0, x1, y1 = extent(p.map.hit)
+        assert (y1 - y0) == pytest.approx(THUMB, abs=0.01)
+        if 0 < n < 9:
+            assert (x0, x1) == pytest.approx((3 * n + 3.5, 3 * n + 6.5), abs=0.01)
+        for other in pieces[n + 1:]:
+            assert not _overlap(p.map.hit, other.map.hit)
+            assert not _overlap(p.map.hit, other.map.corners)
 
 
 # Live updates: an answer redraws the pieces whose names moved -----------------------------------

@@ -2,6 +2,7 @@
 tap (views.reach_out, views.Reach): plain functions of the pieces; and the answers and polls that redraw a neighbour
 whose name a change moved (views.names_moved)."""
 
+import random
 import re
 import uuid
 from types import SimpleNamespace
@@ -10,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from apps.battles import services
-from apps.battles.views import NAME_LINE, _overlap, name_box, place_names, reach_out
+from apps.battles.views import NAME_LINE, Reach, _overlap, layout_reach, name_box, place_names, reach_out
 from apps.structures.models import Structure
 from tests.battles.test_poll import HTMX, held
 from tests.battles.test_views import he_attack, sid, signed, uid, w  # noqa: F401 - w is the battle fixture
@@ -138,6 +139,29 @@ def test_pieces_closer_than_a_thumb_share_the_gaps_between_them():
         for other in pieces[n + 1:]:
             assert not _overlap(p.map.hit, other.map.hit)
             assert not _overlap(p.map.hit, other.map.corners)
+
+
+def test_no_tap_shape_meets_another_or_another_footprint_on_random_tables():
+    """200 seeded tables of 2 to 14 pieces, some turned, of the demo's sizes: every two shapes lie apart
+    (a hundredth of an inch of rounding aside), and none covers another piece's footprint, except where
+    the two footprints themselves overlap."""
+    rng = random.Random(7)
+    for _ in range(200):
+        pieces = [layout_reach(((rng.uniform(2, 70), rng.uniform(2, 46), rng.choice((2, 3, 5, 8, 12)),
+                                 rng.choice((1.5, 2, 4, 6)), rng.choice((0, 0, 90, 15, 350, 20))),), 72, 48).given[0]
+                  for _ in range(rng.randint(2, 14))]
+        reach = Reach(pieces, 72, 48)
+        shapes = [shrunk(reach.shape(p)) for p in pieces]
+        for i, p in enumerate(pieces):
+            for j, o in enumerate(pieces[i + 1:], i + 1):
+                if not _overlap(p.corners, o.corners):
+                    assert not _overlap(shapes[i], shapes[j])
+                    assert not _overlap(shapes[i], o.corners) and not _overlap(shapes[j], p.corners)
+
+
+def shrunk(shape, by=0.02):
+    mx, my = sum(x for x, _ in shape) / len(shape), sum(y for _, y in shape) / len(shape)
+    return [(x + (mx - x) * by, y + (my - y) * by) for x, y in shape]
 
 
 # Live updates: an answer redraws the pieces whose names moved -----------------------------------

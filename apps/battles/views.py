@@ -833,8 +833,8 @@ def touched_by(entries, board, *, map_known, map_version, card):
         if record.get("created_units"):
             return None
         changed_structures, changed_units = record.get("structures") or {}, record.get("units") or {}
-        if entry.undoes_id and changed_units:
-            # An undo's record holds where its units stand again, not where the undo took them from.
+        if entry.touched_after and changed_units:
+            # An old undo's record holds where its units stand again, not where it took them from.
             return None
         # services._bump moves the map version exactly when an entry changed structures or units.
         bumps += bool(changed_structures or changed_units)
@@ -859,15 +859,15 @@ def names_moved(entries, board):
     """The structures whose name a page drew elsewhere (or left out, or showed) before `entries`
     (newest first) than the map draws now: the name's spots of a structure whose holders, crew letter
     or fire an entry changed move, and with them any name placed after it. None when that cannot be
-    told: an undo's record holds what it restored, not the state it took back, and the page held the
-    entry it undid (the poll then redraws the whole map)."""
+    told: an undo written before undos kept what they took back holds only what it restored, and the
+    page held the entry it undid (the poll then redraws the whole map)."""
     rooms, unknown = {}, set()
     units = {u.uid: (f"s{u.floor.structure_id}" if u.floor_id else None, u.army.side, u.destroyed)
              for u in board.units}
     held_by = set()  # the structures a changed unit stood in, then or now
     for entry in entries:
         record = entry.touched or {}
-        if entry.undoes_id:
+        if entry.touched_after:
             unknown.update(record.get("structures") or {})
             continue
         for sid, before in (record.get("structures") or {}).items():

@@ -228,14 +228,46 @@ def test_a_move_out_again_brings_the_neighbours_name_back(client, huts):
     assert drawn_piece(poll, w.woodshed) == drawn_piece(page_now, w.woodshed)
 
 
-def test_a_page_that_held_what_an_undo_took_back_gets_the_whole_map(client, w):
-    """The undo's record says what it restored, not what it took back (the fire as the upkeep had grown
-    it, or lit, or put out): where the names stood on that page cannot be told, so the whole map is
-    redrawn rather than a neighbour's name left where the page had it."""
+def redrawn(html):
+    """The pieces of the map an answer redraws on their own (not the whole map)."""
+    assert '<div id="map"' not in html and "<template><svg>" in html
+    return set(re.findall(r'<a id="map-(s\d+)"', html))
+
+
+def test_a_page_that_held_what_an_undo_took_back_gets_only_that_piece(client, w):
+    """The upkeep had doubled the house's fire; the undo takes it back. The undo keeps what it took back
+    (as an action keeps what it changed): a phone that held the upkeep redraws the house alone, as the
+    page now draws it. It got the whole map, as the undo's record said only what it restored."""
+    signed(client, w.alice)
     Structure.objects.filter(pk=w.house.pk).update(fire_size=2, fire_started_turn=1, flammable=True)
     for _ in range(2):  # the second turn's upkeep doubles the fire: a change to the house alone
         services.turn_action(battle_id=w.battle.pk, user=w.alice, action="end_turn")
     params = held(w)
     services.undo_last(battle_id=w.battle.pk, user=w.alice)
     poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
-    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in poll and "<template>" not in poll
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert redrawn(poll) == {sid(w.house)}
+    assert drawn_piece(poll, w.house) == drawn_piece(page_now, w.house)
+    assert '<g class="map-fire">' in drawn_piece(poll, w.house)
+
+
+def test_an_undone_move_redraws_where_the_unit_was_and_the_neighbour_whose_name_comes_back(client, huts):
+    """The rifles moved into the hut, pushing the woodshed's name above it; the undo takes them back
+    to the table. The phone that undid it and one that polls each redraw the hut (its badge gone), the
+    woodshed (its name back below) and the units on the table, as the page now draws them: no more."""
+    w = huts
+    signed(client, w.alice)
+    move_in(w, client, held(w))
+    params = held(w)
+    answer = body(client.post(reverse("battle_undo", args=[w.battle.pk]),
+                              {"seq": params["after"], "after": params["after"], "m": params["m"]}, **HTMX))
+    assert "Undid #" in answer
+    poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert name_y(drawn_piece(page_now, w.woodshed)) == 20 + 1 + 1.3
+    for html in (answer, poll):
+        assert redrawn(html) == {sid(w.hut), sid(w.woodshed)}
+        for structure in (w.hut, w.woodshed):
+            assert drawn_piece(html, structure) == drawn_piece(page_now, structure)
+        assert '<g id="map-units" hx-swap-oob="true">' in html and "Rifles (side A)" in html
+        assert f'id="structure-{w.hut.pk}"' in html and f'id="unit-{w.rifles.pk}"' in html

@@ -4,8 +4,9 @@ tests (tests/battles/test_queries.py `arena`): one house and 10 log entries; the
 entries; and 201 structures (two floors each, windows, every other one occupied, every tenth a
 bunker) with 5,000 entries. Issue 5 asks for a 5,000-entry battle to open as fast as a 10-entry one;
 the tests hold the query counts equal, this measures the time. Then, for the 201-structure battle's map
-alone, the CPU of laying out every piece (`views.map_of`), of placing the names and of widening every
-tap circle, each called on its own n × 10 times.
+alone, the CPU of laying out every piece (`views.map_of`), of placing the names and of working out every
+tap shape afresh (a page pays that once per table and worker: `views.layout_reach`), each called on its
+own n × 10 times.
 
     .venv/bin/python bench/bench_size.py          # about a minute
     .venv/bin/python bench/bench_size.py -n 20    # fewer repeats
@@ -108,8 +109,8 @@ def measure(args):
             lambda: watcher.get(poll, {**behind, "card": f"s{w.house.pk}"}, HTTP_HX_REQUEST="true"), another_attack)
         rows[label] = figures
 
-    # The map alone, for the largest battle: what every answer pays to place the names (and, before
-    # the circles were worked out only for the pieces drawn, the tap circles), and a page for all of it.
+    # The map alone, for the largest battle: what every answer pays to place the names, and what the
+    # first page of a table pays for every tap shape.
     from apps.battles import views
     from apps.battles.models import Battle
 

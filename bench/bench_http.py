@@ -237,6 +237,14 @@ def recreate_database():
         conn.execute(f"CREATE DATABASE {DB_NAME}")
 
 
+def drop_database():
+    import psycopg
+
+    # FORCE: this process's own Django connection is still open (persistent connections).
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+
+
 def setup_django(env):
     """This process reads and prepares the bench database with the app's own models."""
     os.environ.update({k: v for k, v in env.items() if k not in ("PYTHONPATH",)})

@@ -4,19 +4,22 @@ tests (tests/battles/test_queries.py `arena`): one house and 10 log entries; the
 entries; and 201 structures (two floors each, windows, every other one occupied, every tenth a
 bunker) with 5,000 entries. Issue 5 asks for a 5,000-entry battle to open as fast as a 10-entry one;
 the tests hold the query counts equal, this measures the time. Then, for the 201-structure battle's map
-alone, the CPU of laying out every piece (`views.map_of`), of placing the names and of widening every
-tap circle, each called on its own n × 10 times.
+alone, the CPU of laying out every piece (`views.map_of`), of placing the names and of working out every
+tap shape afresh (a page pays that once per table and worker: `views.layout_reach`), each called on its
+own n × 10 times.
 
     .venv/bin/python bench/bench_size.py          # about a minute
     .venv/bin/python bench/bench_size.py -n 20    # fewer repeats
 
-Recreates the PostgreSQL database `redoubt_bench_size` each time. Prints, for each request, the
+Builds its battles in a PostgreSQL database of its own, `redoubt_bench_size_<process id>` (or `--db NAME`),
+so two runs at once do not drop each other's, and drops it at the end. Prints, for each request, the
 median CPU time of this process over the repeats (the server's share; PostgreSQL's is not counted)
 and the answer's size. No target: it prints figures.
 """
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -26,17 +29,26 @@ BASE = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(BASE), str(Path(__file__).resolve().parent)]
 import bench_http  # noqa: E402 - the database helpers and production-like settings
 
-DB_NAME = "redoubt_bench_size"
-
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=60, help="repeats of each request (default 60)")
+    parser.add_argument("--db", default=f"redoubt_bench_size_{os.getpid()}",
+                        help="the database to create, fill and drop (default redoubt_bench_size_<process id>)")
     args = parser.parse_args(argv)
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", args.db):
+        parser.error("--db: lower-case letters, digits and _ only (it goes into CREATE DATABASE unquoted)")
 
-    env = bench_http.in_process_env(DB_NAME, "redoubt-size-")
+    env = bench_http.in_process_env(args.db, "redoubt-size-")
     bench_http.recreate_database()
-    bench_http.setup_django(env)
+    try:
+        bench_http.setup_django(env)
+        return measure(args)
+    finally:
+        bench_http.drop_database()
+
+
+def measure(args):
     from django.core.management import call_command
     from django.test import Client
     from django.urls import reverse
@@ -97,8 +109,8 @@ def main(argv):
             lambda: watcher.get(poll, {**behind, "card": f"s{w.house.pk}"}, HTTP_HX_REQUEST="true"), another_attack)
         rows[label] = figures
 
-    # The map alone, for the largest battle: what every answer pays to place the names (and, before
-    # the circles were worked out only for the pieces drawn, the tap circles), and a page for all of it.
+    # The map alone, for the largest battle: what every answer pays to place the names, and what the
+    # first page of a table pays for every tap shape.
     from apps.battles import views
     from apps.battles.models import Battle
 
@@ -108,7 +120,7 @@ def main(argv):
     width, depth = float(battle.table_width), float(battle.table_depth)
     pieces = {"map_of (every piece's layout, names placed)": lambda: views.map_of(battle, board.structures, board.units),
               "place_names": lambda: views.place_names(board.structures, width, depth),
-              "reach_out (every tap circle)": lambda: views.reach_out(board.structures, width)}
+              "reach_out (every tap shape)": lambda: views.reach_out(board.structures, width, depth)}
     map_rows = {}
     for name, call in pieces.items():
         times = []

@@ -402,8 +402,15 @@ def _undo(battle, last, user):
     for name in BATTLE_UNDO_FIELDS:
         if name in undo.get("battle", {}):
             setattr(battle, name, undo["battle"][name])
+    # What the undo takes back, as an action's record holds what it changed: a phone that drew the
+    # undone entry redraws from it only the pieces it touched (views.touched_by), not the whole map.
+    took_back = {
+        "structures": {k: _without_sheet(snapshot.state.structures[k].to_dict()) for k in undo.get("structures", {})},
+        "units": {k: snapshot.state.units[k].to_dict() for k in undo.get("units", {})},
+        "created_units": undo.get("created_units", []),
+    }
     entry = new_entry(battle, action="undo", summary=f"Undid #{last.seq}: {last.summary}", actor=user,
-                      side=last.side, undoes=last, last=battle.log_last)
+                      side=last.side, undoes=last, last=battle.log_last, undo={"took_back": took_back})
     _write(battle, statements, entry,
            map_changed=bool(undo.get("structures") or undo.get("units") or undo.get("created_units")))
     battle.log_last = (entry.seq, entry.entry_hash)

@@ -338,7 +338,9 @@ ENTRY_STUBS = _Reader(LogEntry, {"id", "seq"})
 def log_entries(battle_id, *, before=None, after=None, upto=None, seqs=None, limit=None, touched=False):
     """The battle's log entries, newest first, as the log panel shows them: each with `restorable`
     (its undo record can restore rows), the entry it undoes and the one that undid it (id and seq
-    only) cached, and with `touched` its undo record, or for an undo the record it restored.
+    only) cached, and with `touched` its undo record: what the rows it changed were before it (for an
+    undo, what it took back; for one written before undos kept that, the record it restored, and
+    `touched_after` set).
     Filters: seq < before, seq >= after, seq <= upto, seq in seqs; at most `limit`.
 
     Plain SQL for the reason `load` is: the ORM query (two self-joins, two annotations, deferred
@@ -352,10 +354,11 @@ def log_entries(battle_id, *, before=None, after=None, upto=None, seqs=None, lim
         where.append(f"l.seq IN ({', '.join(['%s'] * len(seqs))})" if seqs else "false")
         params.extend(seqs)
     if connection.vendor == "postgresql":
-        restorable = "jsonb_exists(l.undo, 'structures')"
+        restorable, took_back = "jsonb_exists(l.undo, 'structures')", "jsonb_exists(l.undo, 'took_back')"
     else:
         restorable = """json_type(l.undo, '$."structures"') IS NOT NULL"""
-    extra = ", CASE WHEN l.undoes_id IS NULL THEN l.undo ELSE u.undo END" if touched else ""
+        took_back = """json_type(l.undo, '$."took_back"') IS NOT NULL"""
+    extra = f", CASE WHEN l.undoes_id IS NULL OR {took_back} THEN l.undo ELSE u.undo END" if touched else ""
     sql = _sql(
         "SELECT {l}, " + restorable + ", {u}, {ub}" + extra + " FROM {log} l"
         " LEFT JOIN {log} u ON u.id = l.undoes_id LEFT JOIN {log} ub ON ub.undoes_id = l.id"
@@ -377,7 +380,10 @@ def log_entries(battle_id, *, before=None, after=None, upto=None, seqs=None, lim
         undone_by.set_cached_value(entry, by)
         if touched:
             record = values[-1]
-            entry.touched = json.loads(record) if isinstance(record, (str, bytes)) else record
+            record = json.loads(record) if isinstance(record, (str, bytes)) else record
+            # An undo written before undos kept what they took back has only the record it restored.
+            entry.touched_after = bool(entry.undoes_id) and not (isinstance(record, dict) and "took_back" in record)
+            entry.touched = record["took_back"] if entry.undoes_id and not entry.touched_after else record
         entries.append(entry)
     return entries
 

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property, wraps
+from functools import cached_property, lru_cache, wraps
 from fractions import Fraction
 from types import MappingProxyType, SimpleNamespace
 from urllib.parse import urlencode
@@ -189,7 +189,7 @@ def map_of(battle, structures, units):
             corners=[(cx + x * cos - y * sin, cy + x * sin + y * cos)
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
-            classes=" ".join(states), own_r=max(2.5, min(w, d) / 2),
+            classes=" ".join(states),
             damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
             # A Bolt Action fire has no size (seed 001: the building is on fire, all of it): its diamond
             # carries no number, where "36" read as a fire that could grow.
@@ -207,11 +207,13 @@ def map_of(battle, structures, units):
                                         pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed])
     place_names(structures, float(battle.table_width), float(battle.table_depth))
-    # Each piece's tap circle is worked out when the piece is drawn: an answer draws only the pieces
-    # that changed, and a circle depends on nothing a log entry changes (`Reach`).
-    reach = Reach([s.map for s in structures], float(battle.table_width))
-    for s in structures:
-        s.map.reach = reach
+    # Each piece's tap shape is worked out when the piece is drawn: an answer draws only the pieces
+    # that changed. A shape depends on the footprints alone, which no log entry changes: once worked
+    # out, it serves every page and answer of that table (`layout_reach`).
+    reach = layout_reach(tuple((s.map.cx, s.map.cy, s.map.w, s.map.d, s.map.rotation) for s in structures),
+                         float(battle.table_width), float(battle.table_depth))
+    for index, s in enumerate(structures):
+        s.map.reach, s.map.reach_index = reach, index
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
             "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
@@ -318,8 +320,8 @@ class Piece(SimpleNamespace):
         return piece_svg(self)
 
     @cached_property
-    def hit_r(self):
-        return self.reach.radius(self, self.own_r)
+    def hit(self):
+        return self.reach.shape_at(self.reach_index)
 
 
 def piece_svg(m):
@@ -329,7 +331,7 @@ def piece_svg(m):
     cx, cy = g(m.cx), g(m.cy)
     turn = f' transform="rotate({g(m.rotation)} {cx} {cy})"' if m.rotation else ""
     out = [f"<title>{e(m.title)}</title>",
-           f'<circle class="map-hit" cx="{cx}" cy="{cy}" r="{g(m.hit_r)}"></circle>',
+           f'<polygon class="map-hit" points="{" ".join(f"{g(x)},{g(y)}" for x, y in m.hit)}"></polygon>',
            f'<rect class="map-footprint" x="{g(m.x0)}" y="{g(m.y0)}" width="{g(m.w)}" height="{g(m.d)}"{turn}></rect>']
     if m.name:
         out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
@@ -520,41 +522,154 @@ def _overlap(p, q):
 TAP_PX, MAP_PX = 44, 344
 
 
-def reach_out(structures, table_w):
-    """Widen each piece's invisible hit circle towards a finger's width on a 360 px phone, as far as
-    its neighbours leave room: never over another structure's footprint (a tap on what is drawn must
-    go to it), never past halfway to another piece's middle (two circles would meet, and whichever is
-    drawn later would take the other's taps). Nothing drawn changes."""
-    pieces = [s.map for s in structures]
-    reach = Reach(pieces, table_w)
-    for m, r in [(m, reach.radius(m, m.hit_r)) for m in pieces]:
-        m.hit_r = r
+def reach_out(structures, table_w, table_d):
+    """Every piece's tap shape at once, worked out afresh (what the bench times)."""
+    reach = Reach([s.map for s in structures], table_w, table_d)
+    for s in structures:
+        s.map.hit = reach.shape(s.map)
+
+
+@lru_cache(maxsize=32)
+def layout_reach(layout, table_w, table_d):
+    """The `Reach` of a table's footprints, (x, y, width, depth, rotation) each, keeping the shapes it
+    has worked out. With two hundred pieces crowded an inch apart (the query tests' large battle) they
+    take some 30 ms: paid once per table by each worker, not by every page."""
+    pieces = []
+    for cx, cy, w, d, rotation in layout:
+        cos, sin = math.cos(math.radians(rotation)), math.sin(math.radians(rotation))
+        pieces.append(SimpleNamespace(cx=cx, cy=cy, w=w, d=d, rotation=rotation, corners=[
+            (cx + x * cos - y * sin, cy + x * sin + y * cos)
+            for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))]))
+    return Reach(pieces, table_w, table_d)
 
 
 class Reach:
-    """The table's pieces in order across it: how far one piece's circle may reach (`reach_out`), worked
-    out for that piece alone. A circle depends on the footprints only, which no log entry moves: an
-    answer that draws three pieces of two hundred works out three circles."""
+    """The table's pieces in order across it: the invisible shape that takes a piece's taps, worked out
+    for that piece alone. It depends on the footprints only, which no log entry moves: an answer that
+    draws three pieces of two hundred works out three shapes.
 
-    def __init__(self, pieces, table_w):
-        self.want = TAP_PX / 2 * table_w / MAP_PX
+    A piece takes a thumb's width (44 px on a 360 px phone) each way round its footprint, as wide as
+    the footprint where that is wider. Where a neighbour is nearer than that, the shape stops on the
+    line halfway across the gap between the two footprints (between their middles where they overlap):
+    a tap goes to the nearer piece, never to one whose footprint is not under the finger, and no two
+    shapes meet (whichever was drawn later would take both's taps). A circle of one radius did that by
+    shrinking all round: the demo's tower, two and a half inches from the church, took taps 38 px
+    across on a 390 px phone, and its foxholes 29. A shape cut on one side only slides to the other,
+    away from the neighbour or the table's edge, as far as its footprint leaves room: the tower's is 44
+    px across beside the church. Three foxholes six inches (31 px) apart still share their row."""
+
+    def __init__(self, pieces, table_w, table_d):
+        self.given, self.shapes = list(pieces), {}
+        self.thumb = TAP_PX * table_w / MAP_PX
+        self.edges = ((-1, 0, 0), (1, 0, table_w), (0, -1, 0), (0, 1, table_d))
         self.pieces = sorted(pieces, key=lambda m: m.cx)
         self.at = {id(m): i for i, m in enumerate(self.pieces)}
-        self.widest = max((math.hypot(m.w, m.d) / 2 for m in self.pieces), default=0)
+        # Each footprint's box, half its diagonal, and whether it is its box (turned by a right angle).
+        self.geometry = {}
+        for m in self.pieces:
+            xs, ys = [x for x, _ in m.corners], [y for _, y in m.corners]
+            self.geometry[id(m)] = (min(xs), min(ys), max(xs), max(ys), math.hypot(m.w, m.d) / 2,
+                                    not m.rotation % 90)
+        self.widest_half = max(((g[2] - g[0]) / 2 for g in self.geometry.values()), default=0)
+        self.boxes = [(m.cx, *self.geometry[id(m)][:4], self.geometry[id(m)][5], m) for m in self.pieces]
 
-    def radius(self, m, own):
-        """The circle of `m`, which has `own` (half its shorter side, 2.5 inches at least) by itself."""
-        pieces, i, room = self.pieces, self.at[id(m)], self.want
-        # Outwards along the table from this piece, until the others are too far across to matter (a
-        # circle or a footprint that far leaves it all the room it has) or there is no more room than
-        # its own circle has already: a battle has hundreds.
+    def shape_at(self, index):
+        """The shape of the index-th piece given, worked out once."""
+        shape = self.shapes.get(index)
+        if shape is None:
+            shape = self.shapes[index] = self.shape(self.given[index])
+        return shape
+
+    def shape(self, m):
+        """The corners of `m`'s tap shape, in order round it."""
+        x0, y0, x1, y1 = self.geometry[id(m)][:4]
+        half_w, half_h = max(x1 - x0, self.thumb) / 2, max(y1 - y0, self.thumb) / 2
+        box = (m.cx - half_w, m.cy - half_h, m.cx + half_w, m.cy + half_h)
+        lines = {}
+        hit = self._cut(m, _corners(box), lines)
+        if hit:
+            lost = (min(x for x, _ in hit) - box[0], min(y for _, y in hit) - box[1],
+                    box[2] - max(x for x, _ in hit), box[3] - max(y for _, y in hit))
+            # Never past the footprint's own edge: the shape still covers the footprint's box.
+            dx = max(min(_slide(lost[0], lost[2]), x0 - box[0]), x1 - box[2])
+            dy = max(min(_slide(lost[1], lost[3]), y0 - box[1]), y1 - box[3])
+            if dx or dy:
+                hit = self._cut(m, _corners((box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)), lines) or hit
+        shape = []
+        for x, y in hit:
+            point = (round(x, 2), round(y, 2))
+            if not shape or point != shape[-1]:  # a cut through a corner leaves it twice
+                shape.append(point)
+        return shape if len(shape) > 2 else m.corners
+
+    def _cut(self, m, polygon, lines):
+        """`polygon` cut down to the table and to `m`'s side of the line between it and each neighbour
+        whose line crosses it. Beyond a line halfway across a gap every point is half the gap or more
+        from `m`'s footprint: a neighbour whose box is twice as far from `m`'s as the polygon's farthest
+        corner reaches is passed over (footprints that overlap have no gap: those are always looked at),
+        and the pieces are looked at outwards along the table only until none can be nearer (a battle
+        has hundreds)."""
+        polygon = _clip(polygon, self.edges)
+        boxes, i, (gx0, gy0, gx1, gy1, _, square) = self.boxes, self.at[id(m)], self.geometry[id(m)]
+        reach, beyond = self._reach(m, polygon), (gx1 - gx0) / 2 + self.widest_half
+        left, right = min((x for x, _ in polygon), default=0), max((x for x, _ in polygon), default=0)
         for step in (-1, 1):
             j = i + step
-            while 0 <= j < len(pieces) and room > own and abs(pieces[j].cx - m.cx) < max(2 * room, room + self.widest):
-                o = pieces[j]
-                room = min(room, _distance_to_footprint(m.cx, m.cy, o), math.dist((m.cx, m.cy), (o.cx, o.cy)) / 2)
-                j += step
-        return round(max(own, room), 2)
+            while polygon and 0 <= j < len(boxes):
+                cx, x0, y0, x1, y1, o_square, o = boxes[j]
+                k, j = j, j + step
+                if abs(cx - m.cx) - beyond > 2 * reach:
+                    break
+                gap_x, gap_y = max(x0 - gx1, gx0 - x1), max(y0 - gy1, gy0 - y1)
+                gap = math.hypot(max(gap_x, 0), max(gap_y, 0))
+                if gap and gap >= 2 * reach:
+                    continue
+                if square and o_square and gap_x > 0 >= gap_y:
+                    # Side by side: the line is upright, halfway across (`_line`), and cuts only
+                    # what reaches past it. Most neighbours in a crowd are these.
+                    if (right <= (gx1 + x0) / 2) if cx > m.cx else (left >= (x1 + gx0) / 2):
+                        continue
+                line = lines.get(k)
+                if line is None:
+                    line = lines[k] = self._line(m, o)
+                a, b, c = line
+                if any(a * x + b * y > c for x, y in polygon):
+                    polygon = _clip(polygon, (line,))
+                    reach = self._reach(m, polygon)
+                    left, right = min((x for x, _ in polygon), default=0), max((x for x, _ in polygon), default=0)
+        return polygon
+
+    def _reach(self, m, polygon):
+        """How far the polygon's farthest corner is from `m`'s footprint."""
+        x0, y0, x1, y1, _, square = self.geometry[id(m)]
+        if square:
+            return max((math.hypot(max(x0 - x, x - x1, 0), max(y0 - y, y - y1, 0)) for x, y in polygon), default=0)
+        return max((_distance_to_footprint(x, y, m) for x, y in polygon), default=0)
+
+    def _line(self, m, o):
+        """The line halfway across the gap between two footprints, as (a, b, c): `m`'s side is the
+        points a·x + b·y ≤ c. Between their middles where they overlap or touch."""
+        mx0, my0, mx1, my1, _, m_square = self.geometry[id(m)]
+        ox0, oy0, ox1, oy1, _, o_square = self.geometry[id(o)]
+        p = q = None
+        if m_square and o_square:  # boxes: the gap along one axis, or between two corners
+            gx, gy = max(ox0 - mx1, mx0 - ox1), max(oy0 - my1, my0 - oy1)
+            right, below = o.cx > m.cx, o.cy > m.cy
+            if gx > 0 and gy > 0:
+                p = (mx1 if right else mx0, my1 if below else my0)
+                q = (ox0 if right else ox1, oy0 if below else oy1)
+            elif gx > 0:
+                p, q = (mx1 if right else mx0, 0), (ox0 if right else ox1, 0)
+            elif gy > 0:
+                p, q = (0, my1 if below else my0), (0, oy0 if below else oy1)
+        elif not _overlap(m.corners, o.corners):
+            p, q = _closest(m.corners, o.corners)
+            if p == q:
+                p = None
+        if p is None:
+            p, q = (m.cx, m.cy), (o.cx, o.cy)
+        a, b = q[0] - p[0], q[1] - p[1]
+        return a, b, (a * (p[0] + q[0]) + b * (p[1] + q[1])) / 2
 
 
 def _distance_to_footprint(x, y, m):
@@ -562,6 +677,47 @@ def _distance_to_footprint(x, y, m):
     dx, dy = x - m.cx, y - m.cy
     along, across = dx * math.cos(turn) + dy * math.sin(turn), -dx * math.sin(turn) + dy * math.cos(turn)
     return math.hypot(max(abs(along) - m.w / 2, 0), max(abs(across) - m.d / 2, 0))
+
+
+def _slide(lost_low, lost_high, eps=1e-6):
+    """How far to move a box cut on one side only (by a neighbour or the table's edge) to the other."""
+    if lost_low > eps and lost_high <= eps:
+        return lost_low
+    if lost_high > eps and lost_low <= eps:
+        return -lost_high
+    return 0
+
+
+def _clip(polygon, cuts):
+    """A convex polygon cut down to the half-planes (a, b, c) of a·x + b·y ≤ c (Sutherland–Hodgman)."""
+    for a, b, c in cuts:
+        out = []
+        for (x1, y1), (x2, y2) in zip(polygon, polygon[1:] + polygon[:1]):
+            d1, d2 = a * x1 + b * y1 - c, a * x2 + b * y2 - c
+            if d1 <= 0:
+                out.append((x1, y1))
+            if (d1 < 0 < d2) or (d2 < 0 < d1):
+                t = d1 / (d1 - d2)
+                out.append((x1 + t * (x2 - x1), y1 + t * (y2 - y1)))
+        polygon = out
+        if not polygon:
+            return []
+    return polygon
+
+
+def _closest(p, q):
+    """The nearest points of two convex polygons apart: one is a corner, the other on an edge."""
+    best = (math.inf, None, None)
+    for corners, edges, flip in ((p, q, False), (q, p, True)):
+        for v in corners:
+            for (x1, y1), (x2, y2) in zip(edges, edges[1:] + edges[:1]):
+                ex, ey = x2 - x1, y2 - y1
+                t = max(0.0, min(1.0, ((v[0] - x1) * ex + (v[1] - y1) * ey) / (ex * ex + ey * ey or 1)))
+                w = (x1 + t * ex, y1 + t * ey)
+                d = (v[0] - w[0]) ** 2 + (v[1] - w[1]) ** 2
+                if d < best[0]:
+                    best = (d, w, v) if flip else (d, v, w)
+    return best[1], best[2]
 
 
 def describe(s, sized_fires=True):
@@ -678,8 +834,8 @@ def touched_by(entries, board, *, map_known, map_version, card):
         if record.get("created_units"):
             return None
         changed_structures, changed_units = record.get("structures") or {}, record.get("units") or {}
-        if entry.undoes_id and changed_units:
-            # An undo's record holds where its units stand again, not where the undo took them from.
+        if entry.touched_after and changed_units:
+            # An old undo's record holds where its units stand again, not where it took them from.
             return None
         # services._bump moves the map version exactly when an entry changed structures or units.
         bumps += bool(changed_structures or changed_units)
@@ -704,15 +860,15 @@ def names_moved(entries, board):
     """The structures whose name a page drew elsewhere (or left out, or showed) before `entries`
     (newest first) than the map draws now: the name's spots of a structure whose holders, crew letter
     or fire an entry changed move, and with them any name placed after it. None when that cannot be
-    told: an undo's record holds what it restored, not the state it took back, and the page held the
-    entry it undid (the poll then redraws the whole map)."""
+    told: an undo written before undos kept what they took back holds only what it restored, and the
+    page held the entry it undid (the poll then redraws the whole map)."""
     rooms, unknown = {}, set()
     units = {u.uid: (f"s{u.floor.structure_id}" if u.floor_id else None, u.army.side, u.destroyed)
              for u in board.units}
     held_by = set()  # the structures a changed unit stood in, then or now
     for entry in entries:
         record = entry.touched or {}
-        if entry.undoes_id:
+        if entry.touched_after:
             unknown.update(record.get("structures") or {})
             continue
         for sid, before in (record.get("structures") or {}).items():

@@ -1,8 +1,8 @@
 """Where the map writes each structure's name (views.place_names) and how far round it a piece takes a
-tap (views.reach_out): plain functions of the pieces; and the answers and polls that redraw a neighbour
+tap (views.reach_out, views.Reach): plain functions of the pieces; and the answers and polls that redraw a neighbour
 whose name a change moved (views.names_moved)."""
 
-import math
+import random
 import re
 import uuid
 from types import SimpleNamespace
@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from apps.battles import services
-from apps.battles.views import NAME_LINE, name_box, place_names, reach_out
+from apps.battles.views import NAME_LINE, Reach, _overlap, layout_reach, name_box, place_names, reach_out
 from apps.structures.models import Structure
 from tests.battles.test_poll import HTMX, held
 from tests.battles.test_views import he_attack, sid, signed, uid, w  # noqa: F401 - w is the battle fixture
@@ -23,7 +23,7 @@ def piece(name, cx, cy, w, d, badges=()):
     and a line lower (no badges or crew that push it further down)."""
     below = d / 2 + 1.3
     return SimpleNamespace(name=name, map=SimpleNamespace(
-        name=name, cx=cx, cy=cy, w=w, d=d, rotation=0, hit_r=max(2.5, min(w, d) / 2), name_y=cy + below,
+        name=name, cx=cx, cy=cy, w=w, d=d, rotation=0, name_y=cy + below,
         badges=list(badges),
         name_spots=(cy + below, cy - below, cy + below + NAME_LINE),
         corners=[(cx - w / 2, cy - d / 2), (cx + w / 2, cy - d / 2), (cx + w / 2, cy + d / 2), (cx - w / 2, cy + d / 2)]))
@@ -92,28 +92,76 @@ def test_a_long_thin_footprints_name_slides_along_it_to_a_free_spot():
     assert 34 < trench.map.name_x < 46  # still over its own trench
 
 
+THUMB = 44 * 72 / 344  # inches of a 72-inch table under 44 px of a 360 px phone's map: 9.2
+
+
+def extent(shape):
+    xs, ys = [x for x, _ in shape], [y for _, y in shape]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
 def test_a_lone_small_piece_takes_a_thumbs_width_of_taps_on_the_narrowest_phone():
-    """A 72-inch table is 344 px wide on a 360 px phone: 44 px is 9.2 inches, a circle of 4.6."""
     (hut,) = pieces = [piece("Hut", 30, 20, 2, 2)]
-    reach_out(pieces, 72)
-    assert hut.map.hit_r == pytest.approx(22 * 72 / 344, abs=0.01)
+    reach_out(pieces, 72, 48)
+    assert extent(hut.map.hit) == pytest.approx((30 - THUMB / 2, 20 - THUMB / 2, 30 + THUMB / 2, 20 + THUMB / 2), abs=0.01)
 
 
-def test_a_piece_takes_no_tap_from_its_neighbour():
-    """The demo's tower, four inches from the church's wall: its circle stops at the wall, and neither
-    circle reaches the other's (whichever is drawn later would take the taps where they met)."""
+def test_a_piece_by_the_tables_edge_takes_its_thumbs_width_inside_the_table():
+    """Off the table a tap meets nothing: the shape slides in, still a thumb's width each way."""
+    (hut,) = pieces = [piece("Hut", 1.5, 46.5, 2, 2)]
+    reach_out(pieces, 72, 48)
+    assert extent(hut.map.hit) == pytest.approx((0, 48 - THUMB, THUMB, 48), abs=0.01)
+
+
+def test_a_piece_takes_no_tap_from_its_neighbour_and_slides_away_from_it():
+    """The demo's tower, two and a half inches from the church's wall, took taps on a circle 38 px
+    across on a 390 px phone: one radius, stopped by the wall. Its shape now stops on the line halfway
+    across the gap (a tap there goes to the nearer piece) and slides right, the whole thumb's width
+    across; the church's stops on the same line, so the two never meet."""
     church, tower = pieces = [piece("Stone church", 54, 16, 8, 6), piece("Church tower", 62, 17.5, 3, 3)]
-    reach_out(pieces, 72)
-    assert tower.map.hit_r == pytest.approx(4.0)
-    assert church.map.hit_r + tower.map.hit_r <= math.dist((54, 16), (62, 17.5)) + 0.01
-    assert church.map.hit_r >= 3  # never less than it had: half its shorter side
+    reach_out(pieces, 72, 48)
+    halfway = (58 + 60.5) / 2
+    assert extent(tower.map.hit) == pytest.approx((halfway, 17.5 - THUMB / 2, halfway + THUMB, 17.5 + THUMB / 2), abs=0.01)
+    assert extent(church.map.hit)[2] <= halfway
+    assert not _overlap(church.map.hit, tower.map.hit)
 
 
-def test_pieces_closer_than_their_circles_keep_the_circles_they_had():
-    """Blocks an inch apart (the query tests' large battle) have no room: their circles stay as drawn."""
-    pieces = [piece(f"Block {n}", n + 1, 30, 2, 2) for n in range(10)]
-    reach_out(pieces, 72)
-    assert {p.map.hit_r for p in pieces} == {2.5}
+def test_pieces_closer_than_a_thumb_share_the_gaps_between_them():
+    """Blocks an inch apart (the query tests' large battle): each takes the half-inch of gap on its side
+    and a thumb's height, and no shape reaches another block or its shape."""
+    pieces = [piece(f"Block {n}", 3 * n + 5, 30, 2, 2) for n in range(10)]
+    reach_out(pieces, 72, 48)
+    for n, p in enumerate(pieces):
+        x0, y0, x1, y1 = extent(p.map.hit)
+        assert (y1 - y0) == pytest.approx(THUMB, abs=0.01)
+        if 0 < n < 9:
+            assert (x0, x1) == pytest.approx((3 * n + 3.5, 3 * n + 6.5), abs=0.01)
+        for other in pieces[n + 1:]:
+            assert not _overlap(p.map.hit, other.map.hit)
+            assert not _overlap(p.map.hit, other.map.corners)
+
+
+def test_no_tap_shape_meets_another_or_another_footprint_on_random_tables():
+    """200 seeded tables of 2 to 14 pieces, some turned, of the demo's sizes: every two shapes lie apart
+    (a hundredth of an inch of rounding aside), and none covers another piece's footprint, except where
+    the two footprints themselves overlap."""
+    rng = random.Random(7)
+    for _ in range(200):
+        pieces = [layout_reach(((rng.uniform(2, 70), rng.uniform(2, 46), rng.choice((2, 3, 5, 8, 12)),
+                                 rng.choice((1.5, 2, 4, 6)), rng.choice((0, 0, 90, 15, 350, 20))),), 72, 48).given[0]
+                  for _ in range(rng.randint(2, 14))]
+        reach = Reach(pieces, 72, 48)
+        shapes = [shrunk(reach.shape(p)) for p in pieces]
+        for i, p in enumerate(pieces):
+            for j, o in enumerate(pieces[i + 1:], i + 1):
+                if not _overlap(p.corners, o.corners):
+                    assert not _overlap(shapes[i], shapes[j])
+                    assert not _overlap(shapes[i], o.corners) and not _overlap(shapes[j], p.corners)
+
+
+def shrunk(shape, by=0.02):
+    mx, my = sum(x for x, _ in shape) / len(shape), sum(y for _, y in shape) / len(shape)
+    return [(x + (mx - x) * by, y + (my - y) * by) for x, y in shape]
 
 
 # Live updates: an answer redraws the pieces whose names moved -----------------------------------
@@ -180,14 +228,46 @@ def test_a_move_out_again_brings_the_neighbours_name_back(client, huts):
     assert drawn_piece(poll, w.woodshed) == drawn_piece(page_now, w.woodshed)
 
 
-def test_a_page_that_held_what_an_undo_took_back_gets_the_whole_map(client, w):
-    """The undo's record says what it restored, not what it took back (the fire as the upkeep had grown
-    it, or lit, or put out): where the names stood on that page cannot be told, so the whole map is
-    redrawn rather than a neighbour's name left where the page had it."""
+def redrawn(html):
+    """The pieces of the map an answer redraws on their own (not the whole map)."""
+    assert '<div id="map"' not in html and "<template><svg>" in html
+    return set(re.findall(r'<a id="map-(s\d+)"', html))
+
+
+def test_a_page_that_held_what_an_undo_took_back_gets_only_that_piece(client, w):
+    """The upkeep had doubled the house's fire; the undo takes it back. The undo keeps what it took back
+    (as an action keeps what it changed): a phone that held the upkeep redraws the house alone, as the
+    page now draws it. It got the whole map, as the undo's record said only what it restored."""
+    signed(client, w.alice)
     Structure.objects.filter(pk=w.house.pk).update(fire_size=2, fire_started_turn=1, flammable=True)
     for _ in range(2):  # the second turn's upkeep doubles the fire: a change to the house alone
         services.turn_action(battle_id=w.battle.pk, user=w.alice, action="end_turn")
     params = held(w)
     services.undo_last(battle_id=w.battle.pk, user=w.alice)
     poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
-    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in poll and "<template>" not in poll
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert redrawn(poll) == {sid(w.house)}
+    assert drawn_piece(poll, w.house) == drawn_piece(page_now, w.house)
+    assert '<g class="map-fire">' in drawn_piece(poll, w.house)
+
+
+def test_an_undone_move_redraws_where_the_unit_was_and_the_neighbour_whose_name_comes_back(client, huts):
+    """The rifles moved into the hut, pushing the woodshed's name above it; the undo takes them back
+    to the table. The phone that undid it and one that polls each redraw the hut (its badge gone), the
+    woodshed (its name back below) and the units on the table, as the page now draws them: no more."""
+    w = huts
+    signed(client, w.alice)
+    move_in(w, client, held(w))
+    params = held(w)
+    answer = body(client.post(reverse("battle_undo", args=[w.battle.pk]),
+                              {"seq": params["after"], "after": params["after"], "m": params["m"]}, **HTMX))
+    assert "Undid #" in answer
+    poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert name_y(drawn_piece(page_now, w.woodshed)) == 20 + 1 + 1.3
+    for html in (answer, poll):
+        assert redrawn(html) == {sid(w.hut), sid(w.woodshed)}
+        for structure in (w.hut, w.woodshed):
+            assert drawn_piece(html, structure) == drawn_piece(page_now, structure)
+        assert '<g id="map-units" hx-swap-oob="true">' in html and "Rifles (side A)" in html
+        assert f'id="structure-{w.hut.pk}"' in html and f'id="unit-{w.rifles.pk}"' in html

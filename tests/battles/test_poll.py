@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from apps.battles import services, watch
-from apps.battles.models import Battle
+from apps.battles.models import Battle, LogEntry
 from apps.campaigns.models import Membership
 from tests.battles.test_views import he_attack, sid, uid, w  # noqa: F401 - w is the battle fixture
 from tests.campaigns.test_pages import body, fast_passwords, page  # noqa: F401
@@ -161,15 +161,29 @@ def test_a_page_further_behind_gets_the_whole_map_and_lists(client, w):
     assert "<template>" not in html
 
 
-def test_a_page_that_missed_an_undo_of_units_gets_the_whole_map(client, w):
-    """An undo's record says where its units stand again, not where the undo took them from (a
-    structure that may need redrawing too), so only a whole redraw is safe."""
+def test_a_page_that_missed_an_attack_and_its_undo_gets_what_they_touched(client, w):
+    """The undo keeps what it took back, as the attack kept what it changed: a page that missed both
+    redraws the house the squad stands in and the two units' rows, as after the attack alone. It got the
+    whole map, as the undo's record said where its units stand again, not where it took them from."""
     params = held(w)
     attack(w)
     services.undo_last(battle_id=w.battle.pk, user=w.alice)
     html = body(client.get(poll_url(w), params, **HTMX))
-    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html and "<template>" not in html
+    pieces = re.findall(r'<(\w+) id="(map-s\d+|map-units|structure-\d+|unit-\d+)"[^>]*hx-swap-oob="true"', html)
+    assert sorted(name for _, name in pieces) == sorted(
+        [f"map-{sid(w.house)}", "map-units", f"structure-{w.house.pk}", f"unit-{w.gun.pk}", f"unit-{w.squad.pk}"])
+    assert '<div id="map"' not in html
     assert len(re.findall(r'<li id="log-\d+"', html)) == 2  # the attack (marked undone) and the undo
+
+
+def test_a_page_that_missed_an_undo_written_before_undos_kept_what_they_took_back_gets_the_whole_map(client, w):
+    """Such an undo's record says only what it restored: where its units stood before it cannot be told."""
+    params = held(w)
+    attack(w)
+    undo = services.undo_last(battle_id=w.battle.pk, user=w.alice)
+    LogEntry.objects.filter(pk=undo.pk).update(undo={})
+    html = body(client.get(poll_url(w), params, **HTMX))
+    assert '<div id="map" class="map-panel" hx-swap-oob="true">' in html and "<template>" not in html
 
 
 def test_a_version_only_change_leaves_the_map_alone(client, w):

@@ -234,10 +234,13 @@ def test_lock_takes_the_structure_and_unit_rows(battle):
 def orm_entries(battle):
     """What log_entries replaced: the ORM's query with its two self-joins and two annotations."""
     from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, When
+    from django.db.models.fields.json import KeyTransform
 
     return (battle.log_entries.select_related("undoes", "undone_by")
             .annotate(restorable=ExpressionWrapper(Q(undo__has_key="structures"), output_field=BooleanField()),
-                      touched=Case(When(undoes__isnull=False, then=F("undoes__undo")), default=F("undo")))
+                      touched=Case(When(undoes__isnull=True, then=F("undo")),
+                                   When(undo__has_key="took_back", then=KeyTransform("took_back", "undo")),
+                                   default=F("undoes__undo")))
             .order_by("-seq"))
 
 
@@ -266,6 +269,10 @@ def test_log_entries_are_what_the_orm_builds(logged):
     orm = list(orm_entries(logged))
     assert [shown(e) for e in entries] == [shown(e) for e in orm]
     assert [e.touched for e in entries] == [e.touched for e in orm]
+    # An undo's is what it took back: the rows the undone entry changed, as that entry left them.
+    undos = [e for e in entries if e.undoes_id]
+    assert undos and all(not e.touched_after and set(e.touched) == {"structures", "units", "created_units"}
+                         for e in undos)
     assert any(e.undoes_id for e in entries) and any(getattr(e, "undone_by", None) for e in entries)
     assert {e.restorable for e in entries} == {True, False}
     # Nothing the panel shows is left to a query, and the large JSON columns were not read.

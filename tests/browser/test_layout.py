@@ -205,36 +205,102 @@ def test_no_two_names_on_the_map_touch(live_server, demo, watch, width):
 
 
 MAP_TAPS = """() => {
-  // Each piece's invisible hit circle on screen, and what a tap just inside its edge (at twelve points
-  // round it) lands on: the piece itself, or a unit's dot drawn over it (units take no tap).
+  // For each piece: its tap shape's size on screen, and what a tap lands on at its footprint's middle,
+  // just inside its footprint's corners and edges, and just inside each corner of its tap shape: the
+  // piece itself, or a unit's dot drawn over it (units take no tap). And where to tap it as a thumb
+  // would, from the map's top left (a card that opens takes the focus, and the page scrolls).
+  const svg = document.querySelector('#map svg'), scale = svg.getScreenCTM().a, map = svg.getBoundingClientRect();
+  const on = (el, x, y) => new DOMPoint(x, y).matrixTransform(el.getScreenCTM());
   return Array.from(document.querySelectorAll('#map .map-structure'), piece => {
-    const r = piece.querySelector('.map-hit').getBoundingClientRect();
-    const cx = r.left + r.width / 2, cy = r.top + r.height / 2, radius = r.width / 2 - 1.5;
-    const elsewhere = [];
-    for (let k = 0; k < 12; k++) {
-      const x = cx + radius * Math.cos(k * Math.PI / 6), y = cy + radius * Math.sin(k * Math.PI / 6);
-      const hit = document.elementFromPoint(x, y);
-      const landed = hit && hit.closest('.map-structure');
-      if (landed !== piece && !(hit && hit.classList.contains('map-unit')) && y > 0 && y < innerHeight)
-        elsewhere.push(landed ? landed.dataset.structure : hit && hit.tagName);
+    const hit = piece.querySelector('.map-hit'), foot = piece.querySelector('.map-footprint');
+    const box = hit.getBoundingClientRect();
+    const points = [], inset = 2 / scale;
+    const fx = foot.x.baseVal.value, fy = foot.y.baseVal.value;
+    const fw = foot.width.baseVal.value, fd = foot.height.baseVal.value;
+    for (const [u, v] of [[0.5, 0.5], [0, 0], [0.5, 0], [1, 0], [1, 0.5], [1, 1], [0.5, 1], [0, 1], [0, 0.5]])
+      points.push(on(foot, fx + inset + u * (fw - 2 * inset), fy + inset + v * (fd - 2 * inset)));
+    const corners = Array.from(hit.points || [], p => on(hit, p.x, p.y));  // (a circle has none)
+    if (!corners.length) corners.push(points[0]);
+    const mx = corners.reduce((a, p) => a + p.x, 0) / corners.length;
+    const my = corners.reduce((a, p) => a + p.y, 0) / corners.length;
+    for (const p of corners) {  // 3 px in from the corner, towards the middle: inside a convex shape
+      const d = Math.hypot(mx - p.x, my - p.y) || 1;
+      points.push(new DOMPoint(p.x + 3 * (mx - p.x) / d, p.y + 3 * (my - p.y) / d));
     }
-    return [piece.getAttribute('aria-label').split(',')[0], Math.round(r.width), elsewhere];
+    // A thumb's taps: the footprint's middle and edges, and halfway out to each corner of the shape.
+    // (Not at its very edge: where a finger's width covers two pieces, Chromium picks one by their
+    // boxes, names included, as it did with circles; a person tapping there meant neither for sure.)
+    const thumb = [0, 2, 4, 6, 8].map(i => points[i]);
+    for (const p of corners) thumb.push(new DOMPoint((p.x + mx) / 2, (p.y + my) / 2));
+    const elsewhere = [], taps = [];
+    points.concat(thumb).forEach((p, i) => {
+      const found = document.elementFromPoint(p.x, p.y), landed = found && found.closest('.map-structure');
+      if (landed === piece && i >= points.length) taps.push([p.x - map.left, p.y - map.top]);
+      else if (landed !== piece && !(found && found.classList.contains('map-unit')))
+        elsewhere.push([Math.round(p.x), Math.round(p.y), landed ? landed.dataset.structure : found && found.tagName]);
+    });
+    return [piece.getAttribute('aria-label').split(',')[0], Math.round(box.width), Math.round(box.height),
+            taps, elsewhere];
   });
 }"""
 
+FOXHOLES = ("Foxhole west", "Foxhole centre", "Foxhole east")
 
-@pytest.mark.parametrize("width", [360, 430])
-def test_a_small_piece_on_the_map_has_room_round_it_for_a_thumb(live_server, demo, watch, width):
-    """The demo's Church tower and foxholes took a tap only on a circle 24 px across on a 360 px phone
-    (five inches of a 72-inch table), half what a thumb needs. Each circle now reaches towards 44 px as
-    far as its neighbours leave room; every tap inside one lands on its own piece, so no circle took
-    another piece's taps. The tower's is held back by the church's footprint, four inches away."""
+
+@pytest.mark.parametrize("width", [360, 390])
+def test_every_piece_on_the_map_takes_a_thumbs_taps_and_none_of_its_neighbours(live_server, demo, watch, width):
+    """On a 390 px phone the demo's Church tower took taps on a circle 38 px across and its foxholes
+    29 px: one circle per piece, shrunk all round to stay off the nearest neighbour. A piece's tap shape
+    is now 44 px each way (more at 390) round its footprint, cut only on the line halfway to a nearer
+    neighbour's footprint and slid away from it: the tower's is 44 px across beside the church. Three
+    foxholes six inches (31 px) apart share their row: each is 44 px tall and as wide as the halfway
+    lines leave it. Every tap on a footprint, and inside any piece's shape, lands on that piece."""
     page = watch("alice")
     page.set_viewport_size({"width": width, "height": 900})
     sign_in(page, live_server.url, "alice")
     page.goto(live_server.url + reverse("battle", args=[demo.pk]))
-    pieces = {name: (size, elsewhere) for name, size, elsewhere in page.evaluate(MAP_TAPS)}
-    assert {name: e for name, (_, e) in pieces.items() if e} == {}, pieces
-    scale = width / 360
-    assert pieces["Church tower"][0] >= 36 * scale, pieces
-    assert min(size for size, _ in pieces.values()) >= 28 * scale, pieces
+    page.locator("#map svg").scroll_into_view_if_needed()
+    pieces = {name: rest for name, *rest in page.evaluate(MAP_TAPS)}
+    assert len(pieces) == 13
+    assert {name: e for name, (*_, e) in pieces.items() if e} == {}, pieces
+    sizes = {name: (w, h) for name, (w, h, *_) in pieces.items()}
+    assert {name: size for name, size in sizes.items()
+            if name not in FOXHOLES and min(size) < 44} == {}, sizes
+    assert all(sizes[name][1] >= 44 and sizes[name][0] >= 31 for name in FOXHOLES), sizes
+    assert sizes["Foxhole west"][0] >= 44 and sizes["Church tower"] >= (44, 44), sizes
+
+    # And as a thumb taps: the card that opens is the piece's, at its footprint's middle and edges and
+    # out towards each corner of its shape (off the footprint, some beside a neighbour's), for the
+    # small pieces.
+    for name in ("Church tower", *FOXHOLES):
+        taps = pieces[name][2]
+        assert len(taps) >= 9, (name, taps)
+        for x, y in taps:
+            page.locator("#map svg").scroll_into_view_if_needed()
+            left, top = page.evaluate("() => { const r = document.querySelector('#map svg').getBoundingClientRect(); return [r.left, r.top]; }")
+            with swapped(page, "#card"):
+                page.touchscreen.tap(left + x, top + y)
+            expect(page.locator("#card-title")).to_have_text(name)
+
+
+FIELDS_OUTSIDE = """() => Array.from(document.querySelectorAll('form'), form => {
+  // Each field's box inside its form's, and the words it comes filled with inside its box.
+  const f = form.getBoundingClientRect();
+  return Array.from(form.querySelectorAll('input:not([type=hidden]), select, textarea'), el => {
+    const r = el.getBoundingClientRect();
+    if (!r.width) return null;  // in a closed <details>
+    const past = Math.max(f.left - r.left, r.right - f.right, el.scrollWidth - el.clientWidth);
+    return past > 0.5 ? [el.name, el.value, Math.round(past)] : null;
+  }).filter(Boolean);
+}).flat()"""
+
+
+def test_no_field_of_the_scenario_builder_runs_past_its_form_on_the_narrowest_phone(live_server, demo, watch):
+    """At 360 px the builder's "Start a battle" name came filled with "Village crossroads — 27 Nov 2026",
+    9 px longer than its box: the date was cut. On a phone the fields now take 16 px words and a
+    narrower padding."""
+    page = sign_in(watch("demo"), live_server.url, "demo")
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.goto(live_server.url + reverse("scenario", args=[demo.scenario_id]))
+    expect(page.locator("#start input[name=name]")).to_have_value(re.compile("^Village crossroads — "))
+    assert page.evaluate(FIELDS_OUTSIDE) == []

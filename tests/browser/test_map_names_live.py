@@ -34,3 +34,26 @@ def test_a_sniper_leaving_its_foxhole_moves_the_next_foxholes_name_on_a_watching
     bob.wait_for_function(f"() => (({NAMES})()['{east}'] || [])[2] !== {before[east][2]!r}", timeout=6_000)
     alice.goto(live_server.url + reverse("battle", args=[demo.pk]))
     assert bob.evaluate(NAMES) == alice.evaluate(NAMES)
+
+
+def test_an_undone_move_brings_the_next_foxholes_name_back_on_a_watching_phone(live_server, demo, watch):
+    """The sniper walks out, then the move is undone: bob's phone held the move, and redraws only what
+    the undo took back (the foxholes, the units on the table), not the whole map, with every name where
+    a page opened afresh has it: Foxhole east's back where it was before the move."""
+    east = f"s{Structure.objects.get(battle=demo, name='Foxhole east').pk}"
+    sniper = Unit.objects.get(army__battle=demo, floor__structure__name="Foxhole centre")
+    bob = watch("bob")
+    sign_in(bob, live_server.url, "bob")
+    bob.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    before = bob.evaluate(NAMES)
+    services.perform(battle_id=demo.pk, user=sniper.army.owner, action="move",
+                     inputs={"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
+    bob.wait_for_function(f"() => (({NAMES})()['{east}'] || [])[2] !== {before[east][2]!r}", timeout=6_000)
+    bob.evaluate("() => { document.getElementById('map').dataset.kept = '1'; }")  # gone if #map is swapped
+    services.undo_last(battle_id=demo.pk, user=sniper.army.owner)
+    bob.wait_for_function(f"() => (({NAMES})()['{east}'] || [])[2] === {before[east][2]!r}", timeout=6_000)
+    assert bob.evaluate("() => document.getElementById('map').dataset.kept") == "1"
+    assert bob.evaluate(NAMES) == before
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    assert bob.evaluate(NAMES) == alice.evaluate(NAMES)

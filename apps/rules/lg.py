@@ -78,6 +78,16 @@ def vaporshock_premature(weapon):
     return tables.VAPORSHOCK_PREMATURE_AF, weapon.effect_area / 2
 
 
+def standing(s):
+    """A structure there is still something of to fire at or breach: not rubble (a collapse check) nor
+    destroyed (its damage points spent, LG-22)."""
+    return not (s.collapsed or s.destroyed)
+
+
+def _gone(s):
+    return f"{s.label} is rubble" if s.collapsed else f"{s.label} is already destroyed"
+
+
 def _inside(state, s, units, field):
     for u in units:
         if u.structure != s.id:
@@ -87,7 +97,7 @@ def _inside(state, s, units, field):
 @action(
     "lg_attack_structure", "lg", "Fire at a structure (and the troops inside)",
     Field("weapon", "weapon", "Weapon"),
-    Field("structure", "structure", "Target structure"),
+    Field("structure", "structure", "Target structure", fits=standing),
     Field("surface", "choice", "Surface struck", choices=(("wall", "Wall"), ("roof", "Roof")), default="wall",
           structure_allows=lambda s, surface: surface != "roof" or s.has_roof),
     Field("hit", "bool", "Hit?", help="Your hit/miss roll, with the target's full concealment"),
@@ -115,8 +125,8 @@ def resolve_lg_attack_structure(state, inp, dice):
     pulse = inp["mode"] == "pulse"
     if pulse and not w.variable_fire:
         refuse("mode", "pulse", f"{w.name} cannot fire in pulse mode")
-    if s.destroyed:
-        refuse("structure", s.id, f"{s.label} is already destroyed")
+    if not standing(s):
+        refuse("structure", s.id, _gone(s))
     if inp["surface"] == "roof" and not s.has_roof:
         # No armour class to pit the attack factor against (LG-4), nothing on top to catch fire.
         refuse("surface", "roof", f"{s.label} has no roof: fire at its wall")
@@ -195,7 +205,7 @@ def resolve_lg_attack_structure(state, inp, dice):
 
 @action(
     "lg_breach", "lg", "Combat engineers: breach a wall",
-    Field("structure", "structure", "Structure being breached"),
+    Field("structure", "structure", "Structure being breached", fits=standing),
     Field("hit", "bool", "Hit?"),
     Field("penetrated", "bool", "Penetrated?", default=False, help="Rule 16 penetration from your rulebook"),
     Field("needed", "int", "Successful attacks needed", required=False, min=1,
@@ -205,6 +215,8 @@ def resolve_lg_attack_structure(state, inp, dice):
 )
 def resolve_lg_breach(state, inp, dice):
     s, needed = inp["structure"], inp["needed"]
+    if not standing(s):
+        refuse("structure", s.id, f"{_gone(s).replace(' already', '')}: there is no wall left to breach")
     if s.breached:
         refuse("structure", s.id, f"{s.label} is already breached")
     effects = []

@@ -58,6 +58,41 @@ def test_with_damage_points_each_breaching_success_also_deals_a_point():
     assert (plain.structures["wall"].breach_scored, plain.structures["wall"].damage_taken) == (1, 0)
 
 
+def test_rubble_and_destroyed_structures_cannot_be_breached():
+    """A wall brought down (a collapse check) or a structure whose points ran out (untenable) has nothing
+    left to breach: a breaching success on the farmhouse's rubble had scored 1/3 and a damage point on it.
+    The form offers neither (the field's fit), and the rule refuses it, naming what it is."""
+    from apps.rules import spec
+
+    rubble = building("farm", 1, damage_max=18, damage_taken=14, collapsed=True, destroyed=True)
+    ruin = building("shed", 1, damage_max=4, damage_taken=4, destroyed=True, impassable=True)
+    state = lg([rubble, ruin, building("wall", 1)], damage_variant=2)
+    fits = next(f.fits for f in spec("lg_breach").fields if f.name == "structure")
+    assert [s.id for s in state.structures.values() if fits(s)] == ["wall"]
+    for sid, why in (("farm", "Farm is rubble"), ("shed", "Shed is destroyed")):
+        with pytest.raises(ActionRefused) as err:
+            resolve("lg_breach", state, {"structure": sid, "hit": "yes", "penetrated": "yes", "needed": 3},
+                    ScriptedDice([]))
+        assert (err.value.field, err.value.message) == ("structure", f"{why}: there is no wall left to breach")
+
+
+def test_rubble_is_not_offered_as_a_target_and_is_refused_as_rubble():
+    """The attack form offered "Farmhouse (rubble)" after its collapse check, and then refused it as
+    "already destroyed": it is offered no more, and the refusal says what it is."""
+    from apps.rules import spec
+
+    rubble = building("farm", 1, damage_max=18, damage_taken=14, collapsed=True, destroyed=True)
+    ruin = building("shed", 1, damage_max=4, damage_taken=4, destroyed=True, impassable=True)
+    state = lg([rubble, ruin, building("house", 1)], damage_variant=2)
+    fits = next(f.fits for f in spec("lg_attack_structure").fields if f.name == "structure")
+    assert [s.id for s in state.structures.values() if fits(s)] == ["house"]
+    shot = {"weapon": "laser_rifle", "hit": "yes", "penetrated": "yes"}
+    for sid, message in (("farm", "Farm is rubble"), ("shed", "Shed is already destroyed")):
+        with pytest.raises(ActionRefused) as err:
+            resolve("lg_attack_structure", state, {**shot, "structure": sid}, ScriptedDice([]))
+        assert (err.value.field, err.value.message) == ("structure", message)
+
+
 def test_breach_needs_its_count_first():
     with pytest.raises(InputError) as err:
         resolve("lg_breach", lg([building("wall", 1)]), {"structure": "wall", "hit": "yes"}, ScriptedDice([]))

@@ -7,6 +7,7 @@ their rulebook and answer "hit?" and "penetrated?"; everything that follows is c
 from __future__ import annotations
 
 from . import tables
+from .dice import up_to
 from .errors import InputError
 from .inputs import Field, action, refuse
 from .outcome import Effect
@@ -175,7 +176,7 @@ def resolve_lg_attack_structure(state, inp, dice):
     chance = fire_chance(w.weapon_type, opts.weather) if opts.fires and s.fire is None and \
         s.is_flammable(surface) else 0
     if chance:
-        if dice.percent(chance * 10, f"Fire on {s.label} (1–{chance})"):
+        if dice.percent(chance * 10, f"Fire on {s.label} ({up_to(chance)})"):
             effects.append(Effect("fire_started", s.id, inp["fire_size"]))
             words.append("fire started")
         else:
@@ -261,9 +262,11 @@ def resolve_lg_detect(state, inp, dice):
     u, w = inp["target"], inp["weapon"]
     n = max(0, min(10, inp["base"] + w.detection_effect))
     sig = f" {w.detection_effect:+d} for the {w.name}" if w.detection_effect else ""
-    if dice.percent(n * 10, f"Detect {u.label}: 1–{inp['base']}{sig} = 1–{n}"):
-        return [Effect("detected", u.id)], f"{u.label} detected (needed 1–{n})"
-    return [Effect("not_detected", u.id)], f"{u.label} not detected (needed 1–{n})"
+    if n == 0:  # nothing to roll (`percent`): say why rather than "needed 1–0"
+        return [Effect("not_detected", u.id)], f"{u.label} not detected (no face detects it: detection number 0)"
+    if dice.percent(n * 10, f"Detect {u.label}: {up_to(inp['base'])}{sig} = {up_to(n)}"):
+        return [Effect("detected", u.id)], f"{u.label} detected (needed {up_to(n)})"
+    return [Effect("not_detected", u.id)], f"{u.label} not detected (needed {up_to(n)})"
 
 
 @action(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import ba, lg_sequence, tables
+from .dice import up_to
 from .inputs import Field, action, refuse
 from .outcome import Effect
 
@@ -72,10 +73,10 @@ def resolve_upkeep(state, inp, dice):
         if stands_on is not None and not (s.collapsed or s.destroyed):
             pct = 100 * s.damage_taken // s.damage_max
             roll = dice.die(10, f"Collapse check, {s.label} ({pct}% damaged)", key=lambda v: v <= stands_on,
-                            target=f"stands on 1–{stands_on}")
+                            target=f"stands on {up_to(stands_on)}")
             if roll > stands_on:
                 effects += [Effect("collapse", s.id), Effect("untenable", s.id)]
-                words.append(f"{s.label} collapses ({pct}% damaged, stands only on 1–{stands_on})")
+                words.append(f"{s.label} collapses ({pct}% damaged, stands only on {up_to(stands_on)})")
             else:
                 words.append(f"{s.label} stands")
     effects.append(Effect("upkeep_done", ""))

@@ -299,6 +299,29 @@ def test_chance_to_hit_pieces_inside_after_penetrating(weapon, troops, face, hit
     assert ("hits" in types(out)) is hit
 
 
+def test_a_one_face_chance_reads_as_that_face_not_a_range_of_one():
+    """Exploratory single-shot fire (10%) showed its die as "1–1 succeeds", a 90% damaged structure's
+    collapse check as "stands on 1–1" and a detection at 0 +1 as "1–0 +1 … = 1–1": a chance of one face
+    is that face. A detection number that leaves no face says so instead of "needed 1–0"."""
+    state = lg([building("house", 1, wall_material="stucco")], [unit("t1", structure="house", floor=0, models=1)],
+               fires=False)
+    out = resolve("lg_attack_structure", state, {"weapon": "bolt_rifle", "structure": "house", "hit": "yes",
+                                                 "penetrated": 1, "troops": "exploratory", "targets": "t1"},
+                  ScriptedDice([2]))
+    assert (out.dice[0].purpose, out.dice[0].target) == ("Exploratory fire at t1 (10%)", "1 succeeds")
+    upkeep = resolve("upkeep", lg([building("house", 1, damage_max=10, damage_taken=9)], collapse_check=True), {},
+                     ScriptedDice([2]))
+    assert upkeep.dice[0].target == "stands on 1"
+    assert upkeep.summary == "Turn 1 upkeep: House collapses (90% damaged, stands only on 1)"
+    sniper = lg([], [unit("sniper", side="A", models=1)])
+    seen = resolve("lg_detect", sniper, {"target": "sniper", "weapon": "bolt_rifle", "base": 0}, ScriptedDice([1]))
+    assert (seen.dice[0].purpose, seen.dice[0].target) == ("Detect sniper: 0 +1 for the Bolt rifle = 1", "1 succeeds")
+    assert seen.summary == "sniper detected (needed 1)"
+    unseen = resolve("lg_detect", sniper, {"target": "sniper", "weapon": "laser_rifle", "base": 0}, ScriptedDice([]))
+    assert types(unseen) == ["not_detected"] and not unseen.dice
+    assert unseen.summary == "sniper not detected (no face detects it: detection number 0)"
+
+
 def test_exploratory_fire_at_an_area_nobody_is_in_still_resolves_against_the_structure():
     """Seed 000: exploratory fire is made "with no idea if enemy pieces are present"; one roll per piece
     actually in the designated area (A-LG-4), so none when the area is empty. It was refused ("name the

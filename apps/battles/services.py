@@ -36,7 +36,9 @@ UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate":
                 "move": "unit"}
 # Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect;
 # the unit a Bolt Action shell, bomb or flame is aimed at (the core rules target enemy units).
-ENEMY_PIECE = {"lg_detect": "target", "ba_he": "target", "ba_indirect": "target", "ba_flamethrower": "target"}
+# LaserGrenadiers fire into a structure hits "enemy troops" inside (seed 000), a list of them.
+ENEMY_PIECE = {"lg_detect": "target", "ba_he": "target", "ba_indirect": "target", "ba_flamethrower": "target",
+               "lg_attack_structure": "targets"}
 # What Undo passes over to reach the newest action: undos themselves, and what the app logs about the
 # battle rather than done to its pieces. A campaign session finished and reopened logs both on top of
 # its last action; that action must stay undoable (a club reopens a session to put a roll right).
@@ -124,10 +126,12 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if structure is not None and structure.crew is not None and structure.crew.side not in mine:
             raise InputError("structure", inputs.get("structure"), f"{structure.label}'s crew is not yours")
     if action in ENEMY_PIECE and len(mine) == 1:
-        piece = state.units.get(str(inputs.get(ENEMY_PIECE[action], "")))
-        if piece is not None and piece.side in mine:
-            raise InputError(ENEMY_PIECE[action], piece.id, f"{piece.label} is your own piece: choose one of "
-                                                            "the other side's")
+        named = inputs.get(ENEMY_PIECE[action], "")
+        for key in (named if isinstance(named, (list, tuple)) else str(named).split(",")):
+            piece = state.units.get(str(key).strip())
+            if piece is not None and piece.side in mine:
+                raise InputError(ENEMY_PIECE[action], piece.id, f"{piece.label} is your own piece: choose one of "
+                                                                "the other side's")
     if action == "move":
         _on_the_table(snapshot.battle, inputs)
     # Weapons must come from this battle's catalogue, never the rules' built-in examples.

@@ -2806,3 +2806,34 @@ def test_a_letter_typed_for_a_number_is_named_beside_it(client, w, htmx):
     assert form.find("id_pins").attrs["value"] == "x"
     assert "id_pins_error" in form.find("id_pins").attrs["aria-describedby"]
     assert "not 'x'" in form.find("id_pins_error").text()
+
+
+def test_the_lg_attack_aims_only_at_the_other_sides_pieces_inside(client, lg):
+    """Seed 000: penetrating fire hits *enemy* pieces inside ("All enemy troops within the effect area").
+    In a farmhouse held by both sides (alice's piece below, bob's above), alice's attack offered her own
+    piece among the "Pieces inside" and, ticked, hit it. It offers bob's only, and her own is refused
+    beside the field, nothing resolved."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    gunner = lg.unit("A", "Gunner", weapons=[rifle])
+    farm = lg.structure("Farmhouse", floors=2)
+    floors = list(farm.floors.order_by("level"))
+    Unit.objects.filter(pk=lg.a2.pk).update(floor=floors[0], x=None, y=None)
+    Unit.objects.filter(pk=lg.b1.pk).update(floor=floors[1], x=None, y=None)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(gunner), "weapon": f"w{rifle.pk}",
+            "structure": sid(farm), "hit": "yes", "penetrated": "1", "troops": "known"}
+    form = page(client.get(url(lg, "battle_form"), shot, **HTMX)).find("attack-form")
+    offered = [i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "targets"]
+    assert offered == [uid(lg.b1)]
+    answer = client.post(url(lg, "battle_resolve"), {**shot, "targets": uid(lg.a2), "dice_mode": "player",
+                                                     "dice_0": "1", "client_token": str(uuid.uuid4())}, **HTMX)
+    errors = [e.text() for e in page(answer).find("attack-form").find_all("p", cls="field-error")]
+    assert "Alpha two is your own piece: choose one of the other side's" in errors
+    assert not LogEntry.objects.filter(battle=lg.battle, action="lg_attack_structure").exists()
+    # The organiser commands both sides: both are offered, as the table decides.
+    signed(client, lg.organiser)
+    form = page(client.get(url(lg, "battle_form"), shot, **HTMX)).find("attack-form")
+    assert {i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "targets"} == {
+        uid(lg.a2), uid(lg.b1)}

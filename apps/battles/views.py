@@ -787,6 +787,9 @@ def newest_seq(battle):
 COLLAPSE_ORDER = "for each structure 10% or more damaged and still standing, in the order of the structure list"
 
 
+EVENT_EFFECTS = {row["roll"]: row["effect"] for row in rules.tables.UNCONTROLLED_EVENTS}
+
+
 def turn_context(battle, board, viewer, page=None):
     state = board.snapshot.state
     seq = state.sequence
@@ -825,6 +828,9 @@ def turn_context(battle, board, viewer, page=None):
         "upkeep_due": upkeep_due,
         "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,
+        # What each uncontrolled event does, in the seed chart's words: its name alone sends the players to
+        # the rulebook ("Friendly smart mine": which vehicle, what warhead?).
+        "events": [(e, EVENT_EFFECTS.get(e.roll, "")) for e in seq.events],
         "activated": [names.get(u, u) for u in seq.activated],
         "pending": [names.get(u, u) for u in seq.pending_morale],
         "pass_reason": pass_reason,

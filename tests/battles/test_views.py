@@ -1894,6 +1894,21 @@ def test_an_uncontrolled_event_says_whose_forces_it_affects_and_for_how_long(cli
     assert "Enemy sniper: affects side B's forces, benefits side A; this turn" in turns
 
 
+def test_an_uncontrolled_event_says_what_it_does_in_the_charts_words(client, lg):
+    """The panel named the event ("Enemy sniper") and nothing more: what it does (whose infantryman,
+    what penetration) was in the rulebook's chart only. Each event now carries the seed 002 chart's own
+    words, under "What it does", with who "the player" is."""
+    from apps.rules.state import EventRecord
+    seq = SequenceState(initiative="A", rolled=True, events=(EventRecord(7, "Enemy sniper", "B", "A", 1, 1),))
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, sequence=seq.to_dict())
+    signed(client, lg.bob)
+    effect = page(client.get(url(lg, "battle"))).find("turns").find_all("details", cls="event-effect")
+    assert len(effect) == 1 and effect[0].find_all("summary")[0].text().strip() == "What it does"
+    assert effect[0].find_all("p")[0].text().strip() == (
+        "A concealed sniper hits an infantryman of the opposing player's choice. The round has a penetration "
+        "factor of 7. (“The player” is side B.)")
+
+
 def test_the_move_form_says_a_laser_grenadiers_piece_is_activated_first(client, lg):
     """A move records where a piece went and uses no action; in LaserGrenadiers a piece that only moves
     still takes its side's initiative (seed 002, 2a–e), with "Activate (move only)". A player who recorded

@@ -111,9 +111,13 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if action in ATTACKS or (action in ATTACKER_OPTIONAL and action not in FOLLOW_UPS) or action == "ba_tank_ram":
             # A club that tracks orders with its own order dice may switch this check off.
             tracked = (snapshot.battle.options or {}).get("track_actions", True)
-            if tracked and (unit.acted or unit.id in state.sequence.activated):
+            if snapshot.battle.ruleset == "lg" and unit.id in state.sequence.team:
+                # Activated with its fireteam, which moves and fires in that one initiative (seed 002).
+                fires = rules.Outcome("lg_activate", (Effect("fireteam_fires", unit.id),), (), "")
+                pre, state = fires.effects, rules.apply(state, fires)
+            elif tracked and (unit.acted or unit.id in state.sequence.activated):
                 raise InputError("attacker", attacker, f"{unit.label} has already acted this turn")
-            if snapshot.battle.ruleset == "lg":
+            elif snapshot.battle.ruleset == "lg":
                 activation = rules.resolve("lg_activate", state, {"unit": unit.id}, rules.ScriptedDice(()))
                 pre = activation.effects
                 state = rules.apply(state, activation)
@@ -292,7 +296,7 @@ def _with_activation(prepared, summary):
     """A LaserGrenadiers attack is its piece's activation (prepare): the log names the piece that fired —
     the one the other side may try to detect — and, as an "Activate" entry does, an owed morale check it
     made and who holds the initiative now."""
-    activated = [e for e in prepared.pre_effects if e.type == "activated"]
+    activated = [e for e in prepared.pre_effects if e.type in ("activated", "fireteam_fires")]
     if not activated or prepared.action not in ATTACKS or prepared.state.options.ruleset != "lg":
         return summary
     unit = prepared.state.units[activated[0].target]

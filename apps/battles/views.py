@@ -832,6 +832,7 @@ def turn_context(battle, board, viewer, page=None):
         # the rulebook ("Friendly smart mine": which vehicle, what warhead?).
         "events": [(e, EVENT_EFFECTS.get(e.roll, "")) for e in seq.events],
         "activated": [names.get(u, u) for u in seq.activated],
+        "team": [names.get(u, u) for u in seq.team],
         "pending": [names.get(u, u) for u in seq.pending_morale],
         "pass_reason": pass_reason,
         # As the rules refuse it (LG-39): say so on the button rather than after its confirm.

@@ -2852,3 +2852,40 @@ def test_the_lg_attack_aims_only_at_the_other_sides_pieces_inside(client, lg):
     form = page(client.get(url(lg, "battle_form"), shot, **HTMX)).find("attack-form")
     assert {i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "targets"} == {
         uid(lg.a2), uid(lg.b1)}
+
+
+def test_a_fireteam_activated_together_fires_in_the_same_initiative(client, lg):
+    """Seed 002, Fireteam Initiative: the team's members "may move and fire before the opposing player
+    gets the initiative again". After "Its whole fireteam" the attack form offered none of them ("has
+    acted"), so a team could only ever move. Each member now fires once, named in the log, while the
+    panel lists who still may; once the other side acts the team's initiative is over."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, fireteam_initiative=True,
+                                                  sequence={"initiative": "A", "rolled": True})
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    for member in (lg.a1, lg.a2):
+        UnitWeapon.objects.create(unit=member, weapon=rifle)
+    Unit.objects.filter(pk__in=[lg.a1.pk, lg.a2.pk]).update(fireteam="red")
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice)
+    client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.a1), "fireteam": "yes",
+                                         "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Alpha one, Alpha two may still fire" in text_of(client.get(url(lg, "battle")), "turns")
+
+    def attackers():
+        form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure"}, **HTMX))
+        return [o.attrs["value"] for o in form.find("id_attacker").find_all("option") if o.attrs.get("value")]
+
+    assert attackers() == [uid(lg.a1), uid(lg.a2)]
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{rifle.pk}",
+            "structure": sid(farm), "hit": "no", "client_token": str(uuid.uuid4())}
+    client.post(url(lg, "battle_resolve"), shot, **HTMX)
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
+    assert entry.summary.startswith("Alpha one: ")
+    assert attackers() == [uid(lg.a2)]
+    battle = Battle.objects.get(pk=lg.battle.pk)
+    assert battle.sequence["team"] == [uid(lg.a2)] and battle.sequence["initiative"] == "B"
+    signed(client, lg.bob)
+    client.post(url(lg, "battle_turn"), {"action": "lg_pass", "client_token": str(uuid.uuid4())}, **HTMX)
+    signed(client, lg.alice)
+    assert attackers() == []
+    assert "may still fire" not in text_of(client.get(url(lg, "battle")), "turns")

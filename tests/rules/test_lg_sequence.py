@@ -136,6 +136,27 @@ def test_fireteam_initiative_marks_the_whole_team():
         play(play(game(), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1", "fireteam": "yes"})
 
 
+def test_a_fireteam_activated_together_may_fire_until_anyone_else_acts():
+    """Seed 002: "all members of a fireteam have the initiative at the same time and may move and fire
+    before the opposing player gets the initiative again". The team's activation marked every member as
+    having acted, so none of them could fire after it. The members wait in `team` until each fires
+    (`fireteam_fires`) or anyone else acts or passes."""
+    from apps.rules import Effect, Outcome, OutcomeError
+
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert state.sequence.team == ("a1", "a2") and state.sequence.initiative == "B"
+    fired = apply(state, Outcome("lg_activate", (Effect("fireteam_fires", "a1"),), (), ""))
+    assert fired.sequence.team == ("a2",)
+    with pytest.raises(OutcomeError):  # it fires once
+        apply(fired, Outcome("lg_activate", (Effect("fireteam_fires", "a1"),), (), ""))
+    assert play(state, "lg_activate", {"unit": "b1"})[0].sequence.team == ()
+    assert play(state, "lg_pass")[0].sequence.team == ()
+    # A piece activated alone has no team to fire with.
+    alone, _ = play(play(game(fireteams=True), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1"})
+    assert alone.sequence.team == ()
+
+
 def test_a_fireteam_activation_leaves_out_a_member_a_blast_incapacitated():
     """LG-63: an incapacitated piece "may not move or fire" this turn, so it takes no part in its team's
     initiative. It was marked as activating with the team and named in "Side A activates a1, a2"."""

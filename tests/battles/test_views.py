@@ -2889,3 +2889,33 @@ def test_a_fireteam_activated_together_fires_in_the_same_initiative(client, lg):
     signed(client, lg.alice)
     assert attackers() == []
     assert "may still fire" not in text_of(client.get(url(lg, "battle")), "turns")
+
+
+def test_an_lg_hit_inside_offers_to_record_who_it_eliminated(client, lg):
+    """A hammerhead that penetrated the farmhouse hit the piece inside, and the answer stopped there: the
+    blast's survivors are incapacitated for the rest of the turn (seed 004), which the players had to
+    remember to enter with "Blast: who is incapacitated", nowhere offered. The answer now offers it filled
+    in (the warhead, the pieces hit), and once it is recorded a reload offers it no more."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    missile = factories.weapon("lg", "hammerhead-test", weapon_type="hammerhead", rof_code="S",
+                               has_effect_area=True)
+    launcher = lg.unit("A", "Launcher", weapons=[missile])
+    farm = lg.structure("Farmhouse", floors=1)
+    Unit.objects.filter(pk=lg.b1.pk).update(floor=farm.floors.get(), x=None, y=None)
+    signed(client, lg.alice)
+    answer = client.post(url(lg, "battle_resolve"), {
+        "action": "lg_attack_structure", "attacker": uid(launcher), "weapon": f"w{missile.pk}",
+        "structure": sid(farm), "hit": "yes", "penetrated": "1", "troops": "known", "targets": uid(lg.b1),
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    links = page(answer).find("attack-form").find_all("a", cls="button-link")
+    assert [a.text().strip() for a in links] == [
+        "Enter who the blast eliminated: Bravo one (survivors are incapacitated this turn)"]
+    query = parse_qs(urlsplit(links[0].attrs["href"]).query)
+    assert (query["action"], query["weapon"], query["caught"]) == (["lg_blast"], [f"w{missile.pk}"], [uid(lg.b1)])
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
+    client.post(url(lg, "battle_resolve"), {"action": "lg_blast", "weapon": f"w{missile.pk}", "caught": uid(lg.b1),
+                                            "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Unit.objects.get(pk=lg.b1.pk).incapacitated
+    again = page(client.get(url(lg, "battle"), {"result": entry.seq})).find("attack-form")
+    assert not again.find_all("a", cls="button-link")

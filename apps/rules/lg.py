@@ -289,6 +289,8 @@ def resolve_lg_blast(state, inp, dice):
         for u in caught:
             if u not in dead and u.kind != "vehicle" and not u.acted and not u.incapacitated:
                 effects.append(Effect("incapacitated", u.id, ref=w.key))
+    if w.weapon_type not in tables.BLAST_WARHEADS:
+        return effects, f"{w.name}: {len(dead)} eliminated (not a blast warhead: nobody is incapacitated)"
     n = sum(e.type == "incapacitated" for e in effects)
     return effects, f"{w.name}: {len(dead)} eliminated, {n} incapacitated for the rest of the turn"
 

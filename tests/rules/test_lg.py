@@ -483,6 +483,20 @@ def test_blast_incapacitates_survivors_on_foot():
     assert laser.effects == ()
 
 
+def test_a_weapon_without_a_blast_records_its_eliminations_without_an_incapacitation_count():
+    """The hit's follow-up records a laser rifle's or fusion rifle's eliminations here too; its summary read
+    "Heavy fusion rifle: 1 eliminated, 0 incapacitated for the rest of the turn", as if survivors of a
+    blast had been spared. A weapon that is no blast warhead incapacitates nobody (LG-63): it says so."""
+    state = lg([], [unit("t1", models=1), unit("t2", models=1)])
+    out = resolve("lg_blast", state, {"weapon": "laser_rifle", "caught": "t1,t2", "eliminated": "t2"},
+                  ScriptedDice([]))
+    assert [(e.type, e.target) for e in out.effects] == [("unit_destroyed", "t2")]
+    assert out.summary == "Laser rifle: 1 eliminated (not a blast warhead: nobody is incapacitated)"
+    blast = resolve("lg_blast", state, {"weapon": "he_shell", "caught": "t1,t2", "eliminated": "t2"},
+                    ScriptedDice([]))
+    assert blast.summary.endswith(": 1 eliminated, 1 incapacitated for the rest of the turn")
+
+
 @pytest.mark.parametrize("variant, burning, points", [(2, False, 7), (2, True, 4), (3, False, 14), (3, True, 8)])
 def test_vaporshock_landing_on_a_burning_building_attacks_with_af_4(variant, burning, points):
     """LG-62 / catalogue example: a vaporshock warhead that lands on a burning building ignites early, AF 4

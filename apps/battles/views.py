@@ -787,7 +787,7 @@ def newest_seq(battle):
 COLLAPSE_ORDER = "for each structure 10% or more damaged and still standing, in the order of the structure list"
 
 
-EVENT_EFFECTS = {row["roll"]: row["effect"] for row in rules.tables.UNCONTROLLED_EVENTS}
+EVENT_EFFECTS = MappingProxyType({row["roll"]: row["effect"] for row in rules.tables.UNCONTROLLED_EVENTS})
 
 
 def turn_context(battle, board, viewer, page=None):

@@ -110,7 +110,9 @@ def resolve_move(state, inp, dice):
                              "game (BA-6, BA-50)")
     if s is None:
         if inp["x"] is None or inp["y"] is None:
-            refuse("structure", None, "Choose the structure it went into, or give the spot on the table (x and y)")
+            # "…is required", as a missing input says it: the form waits for it before calling it a mistake.
+            refuse("structure", None, "Choose the structure it went into, or give the spot on the table (x and y): "
+                                      "one of them is required")
         x, y = inp["x"], inp["y"]
         left = f", out of {state.structures[u.structure].label}" if u.structure in state.structures else ""
         return [Effect("moved", u.id, note=f"{x:g},{y:g}")], f"{u.label} moves to {x:g}″, {y:g}″{left}"

@@ -2919,3 +2919,19 @@ def test_an_lg_hit_inside_offers_to_record_who_it_eliminated(client, lg):
     assert Unit.objects.get(pk=lg.b1.pk).incapacitated
     again = page(client.get(url(lg, "battle"), {"result": entry.seq})).find("attack-form")
     assert not again.find_all("a", cls="button-link")
+
+
+def test_the_move_form_waits_for_where_the_unit_went_before_calling_it_missing(client, lg):
+    """Picking the unit to move drew "Choose the structure it went into, or give the spot on the table"
+    in red under "Into" at once, before the player had had a chance to say where it went: an input not
+    given yet is a hint, not a mistake. Recorded without it, the form still says so beside the field."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "move", "unit": uid(lg.a1)}, **HTMX)).find("attack-form")
+    assert not form.find_all("p", cls="field-error")
+    answer = client.post(url(lg, "battle_resolve"), {"action": "move", "unit": uid(lg.a1),
+                                                     "client_token": str(uuid.uuid4())}, **HTMX)
+    field = text_of(answer, "field-structure")
+    assert "Choose the structure it went into, or give the spot on the table (x and y)" in field
+    assert not LogEntry.objects.filter(battle=lg.battle, action="move").exists()

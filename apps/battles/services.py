@@ -303,7 +303,10 @@ def _with_activation(prepared, summary):
     words = [f"{unit.label}: {summary}"]
     if any(e.type == "morale_checked" for e in prepared.pre_effects):
         words.append("owed morale check made")
-    words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
+    if any(e.type == "initiative" for e in prepared.pre_effects) and not rules.lg_sequence.still_to_act(prepared.state):
+        words.append("every piece has had its initiative: the turn may end")
+    else:
+        words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
     return "; ".join(words)
 
 

@@ -2935,3 +2935,20 @@ def test_the_move_form_waits_for_where_the_unit_went_before_calling_it_missing(c
     field = text_of(answer, "field-structure")
     assert "Choose the structure it went into, or give the spot on the table (x and y)" in field
     assert not LogEntry.objects.filter(battle=lg.battle, action="move").exists()
+
+
+def test_the_last_piece_to_fire_says_the_turn_may_end(client, lg):
+    """The last piece's attack was logged "…; side A has the initiative" with nobody left to use it: as
+    its activation does, it now says every piece has had its initiative and the turn may end."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, sequence=SequenceState(
+        initiative="A", rolled=True, activated=(uid(lg.a2), uid(lg.b1))).to_dict())
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=rifle)
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice)
+    client.post(url(lg, "battle_resolve"), {"action": "lg_attack_structure", "attacker": uid(lg.a1),
+                                            "weapon": f"w{rifle.pk}", "structure": sid(farm), "hit": "no",
+                                            "client_token": str(uuid.uuid4())}, **HTMX)
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
+    assert entry.summary == "Alpha one: laser-rifle-test missed Farmhouse; every piece has had its initiative: " \
+                            "the turn may end"

@@ -117,6 +117,17 @@ def test_a_side_with_nothing_left_lets_the_other_keep_going():
     assert state.sequence.initiative == "A"  # B has activated everything
 
 
+def test_the_last_activation_says_the_turn_may_end():
+    """Once the last piece had its initiative the log read "Side A activates a2; side A has the initiative",
+    leaving side A to wonder what it was to do with it: every piece has acted, and the turn may end (LG-39)."""
+    state, _ = play(game(), "lg_initiative", dice=[2, 1])
+    for piece in ("b1", "a1", "b2", "a3"):
+        state, _ = play(state, "lg_activate", {"unit": piece})
+    state, out = play(state, "lg_activate", {"unit": "a2"})
+    assert out.summary == "Side A activates a2; every piece has had its initiative: the turn may end"
+    assert play(state, "end_turn")[0].turn == 2
+
+
 def test_a_side_whose_last_pieces_a_blast_incapacitated_has_nothing_left_to_move():
     """A-LG-22 with LG-63: b2 may not move or fire this turn, so once b1 has acted the initiative stays
     with A; it went to B, whose only choice was to pass."""

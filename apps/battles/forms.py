@@ -420,7 +420,8 @@ class ActionForm(forms.Form):
                 elif not (tracked and (u.acted or u.id in seq.activated)) and not u.incapacitated:
                     self.__dict__.setdefault("left_out", []).append(f"{u.label} ({stuck[0]})")
                 continue
-            done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated)
+            done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated) \
+                and not (u.id in seq.team and action in services.ATTACKS)  # its fireteam's initiative
             # A morale check is not moving or firing: an incapacitated piece still makes its own.
             stunned = action not in services.FOLLOW_UPS and u.incapacitated and action != "lg_morale"
             if not (done or stunned):

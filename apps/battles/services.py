@@ -36,7 +36,9 @@ UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate":
                 "move": "unit"}
 # Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect;
 # the unit a Bolt Action shell, bomb or flame is aimed at (the core rules target enemy units).
-ENEMY_PIECE = {"lg_detect": "target", "ba_he": "target", "ba_indirect": "target", "ba_flamethrower": "target"}
+# LaserGrenadiers fire into a structure hits "enemy troops" inside (seed 000), a list of them.
+ENEMY_PIECE = {"lg_detect": "target", "ba_he": "target", "ba_indirect": "target", "ba_flamethrower": "target",
+               "lg_attack_structure": "targets"}
 # What Undo passes over to reach the newest action: undos themselves, and what the app logs about the
 # battle rather than done to its pieces. A campaign session finished and reopened logs both on top of
 # its last action; that action must stay undoable (a club reopens a session to put a roll right).
@@ -109,9 +111,13 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if action in ATTACKS or (action in ATTACKER_OPTIONAL and action not in FOLLOW_UPS) or action == "ba_tank_ram":
             # A club that tracks orders with its own order dice may switch this check off.
             tracked = (snapshot.battle.options or {}).get("track_actions", True)
-            if tracked and (unit.acted or unit.id in state.sequence.activated):
+            if snapshot.battle.ruleset == "lg" and unit.id in state.sequence.team:
+                # Activated with its fireteam, which moves and fires in that one initiative (seed 002).
+                fires = rules.Outcome("lg_activate", (Effect("fireteam_fires", unit.id),), (), "")
+                pre, state = fires.effects, rules.apply(state, fires)
+            elif tracked and (unit.acted or unit.id in state.sequence.activated):
                 raise InputError("attacker", attacker, f"{unit.label} has already acted this turn")
-            if snapshot.battle.ruleset == "lg":
+            elif snapshot.battle.ruleset == "lg":
                 activation = rules.resolve("lg_activate", state, {"unit": unit.id}, rules.ScriptedDice(()))
                 pre = activation.effects
                 state = rules.apply(state, activation)
@@ -124,10 +130,12 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if structure is not None and structure.crew is not None and structure.crew.side not in mine:
             raise InputError("structure", inputs.get("structure"), f"{structure.label}'s crew is not yours")
     if action in ENEMY_PIECE and len(mine) == 1:
-        piece = state.units.get(str(inputs.get(ENEMY_PIECE[action], "")))
-        if piece is not None and piece.side in mine:
-            raise InputError(ENEMY_PIECE[action], piece.id, f"{piece.label} is your own piece: choose one of "
-                                                            "the other side's")
+        named = inputs.get(ENEMY_PIECE[action], "")
+        for key in (named if isinstance(named, (list, tuple)) else str(named).split(",")):
+            piece = state.units.get(str(key).strip())
+            if piece is not None and piece.side in mine:
+                raise InputError(ENEMY_PIECE[action], piece.id, f"{piece.label} is your own piece: choose one of "
+                                                                "the other side's")
     if action == "move":
         _on_the_table(snapshot.battle, inputs)
     # Weapons must come from this battle's catalogue, never the rules' built-in examples.
@@ -288,14 +296,17 @@ def _with_activation(prepared, summary):
     """A LaserGrenadiers attack is its piece's activation (prepare): the log names the piece that fired —
     the one the other side may try to detect — and, as an "Activate" entry does, an owed morale check it
     made and who holds the initiative now."""
-    activated = [e for e in prepared.pre_effects if e.type == "activated"]
+    activated = [e for e in prepared.pre_effects if e.type in ("activated", "fireteam_fires")]
     if not activated or prepared.action not in ATTACKS or prepared.state.options.ruleset != "lg":
         return summary
     unit = prepared.state.units[activated[0].target]
     words = [f"{unit.label}: {summary}"]
     if any(e.type == "morale_checked" for e in prepared.pre_effects):
         words.append("owed morale check made")
-    words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
+    if any(e.type == "initiative" for e in prepared.pre_effects) and not rules.lg_sequence.still_to_act(prepared.state):
+        words.append("every piece has had its initiative: the turn may end")
+    else:
+        words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
     return "; ".join(words)
 
 

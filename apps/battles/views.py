@@ -944,6 +944,9 @@ def newest_seq(battle):
 COLLAPSE_ORDER = "for each structure 10% or more damaged and still standing, in the order of the structure list"
 
 
+EVENT_EFFECTS = MappingProxyType({row["roll"]: row["effect"] for row in rules.tables.UNCONTROLLED_EVENTS})
+
+
 def turn_context(battle, board, viewer, page=None):
     state = board.snapshot.state
     seq = state.sequence
@@ -982,7 +985,11 @@ def turn_context(battle, board, viewer, page=None):
         "upkeep_due": upkeep_due,
         "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,
+        # What each uncontrolled event does, in the seed chart's words: its name alone sends the players to
+        # the rulebook ("Friendly smart mine": which vehicle, what warhead?).
+        "events": [(e, EVENT_EFFECTS.get(e.roll, "")) for e in seq.events],
         "activated": [names.get(u, u) for u in seq.activated],
+        "team": [names.get(u, u) for u in seq.team],
         "pending": [names.get(u, u) for u in seq.pending_morale],
         "pass_reason": pass_reason,
         # As the rules refuse it (LG-39): say so on the button rather than after its confirm.
@@ -1498,6 +1505,8 @@ def damage_follow_ups(battle, entry, state, sides=None):
                     label=f"{s.label}'s crew routs 9″: record it leaving as infantry sections",
                     query=urlencode({"action": "dh_leave", "structure": s.id})))
         return links
+    if battle.ruleset == "lg":
+        return lg_hit_follow_ups(entry, state)
     if battle.ruleset != "ba":
         return []
     links = tank_in_the_rubble(battle, entry, state)
@@ -1517,9 +1526,29 @@ def damage_follow_ups(battle, entry, state, sides=None):
     return links
 
 
+def lg_hit_follow_ups(entry, state):
+    """LaserGrenadiers: the pieces a shot into a structure hit take the rulebook's damage roll (Rule 16, not
+    in the seeds); the answer offers to record who it eliminated, and a blast warhead's survivors are
+    incapacitated for the rest of the turn (seed 004, LG-63), which nothing had reminded the players of."""
+    if entry.action != "lg_attack_structure":
+        return []
+    hit = [e for e in (entry.outcome or {}).get("effects", []) if e["type"] == "hits"
+           and (u := state.units.get(e["target"])) is not None and not u.destroyed]
+    if not hit:
+        return []
+    weapon = state.weapons.get(hit[0].get("ref", ""))
+    names = ", ".join(state.units[e["target"]].label for e in hit)
+    blast = weapon is not None and weapon.weapon_type in rules.tables.BLAST_WARHEADS
+    label = f"Enter who {'the blast' if blast else 'the hit'} eliminated: {names}" + (
+        " (survivors are incapacitated this turn)" if blast else "")
+    query = [("action", "lg_blast"), *([("weapon", weapon.key)] if weapon else []),
+             *[("caught", e["target"]) for e in hit]]
+    return [SimpleNamespace(label=label, query=urlencode(query))]
+
+
 # What names a follow-up's piece, in its query and in the inputs the log keeps of it.
 FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "dh_guts": "structure",
-                                    "move": "unit"})
+                                    "move": "unit", "lg_blast": "caught"})
 
 
 def not_taken(battle, entry, links):
@@ -1534,7 +1563,8 @@ def not_taken(battle, entry, links):
 
     def piece(link):
         query = QueryDict(link.query)
-        return query.get("action"), query.get(FOLLOW_UP_PIECE.get(query.get("action"), ""), "")
+        # Several pieces (a blast's) are logged as one "u1,u2".
+        return query.get("action"), ",".join(query.getlist(FOLLOW_UP_PIECE.get(query.get("action"), "")))
 
     return [link for link in links if piece(link) not in done]
 

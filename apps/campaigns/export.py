@@ -73,7 +73,7 @@ BATTLE_KEYS = ("session_number", "name", "scenario", "status", "turn", "upkeep_t
 ENTRY_KEYS = ("seq", "turn", "actor", "actor_name", "side", "action", "inputs", "dice", "outcome", "summary", "undo",
               "undone", "undoes", "client_token", "prev_hash", "entry_hash", "created_at")
 SEQUENCE_KEYS = tuple(SequenceState.__dataclass_fields__)
-SEQUENCE_UNITS = ("activated", "pending_morale")
+SEQUENCE_UNITS = ("activated", "pending_morale", "team")
 BEFORE_UNIT_KEYS = ("unit", "floor", "x", "y", "models_left", "destroyed")
 # Recorded since a crew's section could rejoin its crew; files from before have none.
 BEFORE_UNIT_OPTIONAL = ("rejoined",)

@@ -84,6 +84,11 @@ def _pool_target(at_most, at_least):
 
 
 @lru_cache(maxsize=None)
+def up_to(n):
+    """The faces 1 to n of a low-is-good roll in words: "1–4"; a single face is "1" (not "1–1"), none "0"."""
+    return f"1–{n}" if n > 1 else str(max(n, 0))
+
+
 def success_faces(chance, sides):
     """Faces 1..n that succeed for a percentage chance (low is good: 30 % on a d10 is 1–3)."""
     n, rest = divmod(chance * sides, 100)
@@ -139,7 +144,7 @@ class Dice:
         if n in (0, sides):  # certain either way: nobody needs to roll
             return n == sides
         faces = self._roll(1, sides, purpose)
-        self.rolls.append(DieRoll(purpose, sides, 1, faces, faces[0], self.source, f"1–{n} succeeds"))
+        self.rolls.append(DieRoll(purpose, sides, 1, faces, faces[0], self.source, f"{up_to(n)} succeeds"))
         return faces[0] <= n
 
     def decided(self, text, last=1):

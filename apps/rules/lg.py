@@ -7,6 +7,7 @@ their rulebook and answer "hit?" and "penetrated?"; everything that follows is c
 from __future__ import annotations
 
 from . import tables
+from .dice import up_to
 from .errors import InputError
 from .inputs import Field, action, refuse
 from .outcome import Effect
@@ -78,6 +79,16 @@ def vaporshock_premature(weapon):
     return tables.VAPORSHOCK_PREMATURE_AF, weapon.effect_area / 2
 
 
+def standing(s):
+    """A structure there is still something of to fire at or breach: not rubble (a collapse check) nor
+    destroyed (its damage points spent, LG-22)."""
+    return not (s.collapsed or s.destroyed)
+
+
+def _gone(s):
+    return f"{s.label} is rubble" if s.collapsed else f"{s.label} is already destroyed"
+
+
 def _inside(state, s, units, field):
     for u in units:
         if u.structure != s.id:
@@ -87,7 +98,7 @@ def _inside(state, s, units, field):
 @action(
     "lg_attack_structure", "lg", "Fire at a structure (and the troops inside)",
     Field("weapon", "weapon", "Weapon"),
-    Field("structure", "structure", "Target structure"),
+    Field("structure", "structure", "Target structure", fits=standing),
     Field("surface", "choice", "Surface struck", choices=(("wall", "Wall"), ("roof", "Roof")), default="wall",
           structure_allows=lambda s, surface: surface != "roof" or s.has_roof),
     Field("hit", "bool", "Hit?", help="Your hit/miss roll, with the target's full concealment"),
@@ -115,8 +126,8 @@ def resolve_lg_attack_structure(state, inp, dice):
     pulse = inp["mode"] == "pulse"
     if pulse and not w.variable_fire:
         refuse("mode", "pulse", f"{w.name} cannot fire in pulse mode")
-    if s.destroyed:
-        refuse("structure", s.id, f"{s.label} is already destroyed")
+    if not standing(s):
+        refuse("structure", s.id, _gone(s))
     if inp["surface"] == "roof" and not s.has_roof:
         # No armour class to pit the attack factor against (LG-4), nothing on top to catch fire.
         refuse("surface", "roof", f"{s.label} has no roof: fire at its wall")
@@ -165,7 +176,7 @@ def resolve_lg_attack_structure(state, inp, dice):
     chance = fire_chance(w.weapon_type, opts.weather) if opts.fires and s.fire is None and \
         s.is_flammable(surface) else 0
     if chance:
-        if dice.percent(chance * 10, f"Fire on {s.label} (1–{chance})"):
+        if dice.percent(chance * 10, f"Fire on {s.label} ({up_to(chance)})"):
             effects.append(Effect("fire_started", s.id, inp["fire_size"]))
             words.append("fire started")
         else:
@@ -195,7 +206,7 @@ def resolve_lg_attack_structure(state, inp, dice):
 
 @action(
     "lg_breach", "lg", "Combat engineers: breach a wall",
-    Field("structure", "structure", "Structure being breached"),
+    Field("structure", "structure", "Structure being breached", fits=standing),
     Field("hit", "bool", "Hit?"),
     Field("penetrated", "bool", "Penetrated?", default=False, help="Rule 16 penetration from your rulebook"),
     Field("needed", "int", "Successful attacks needed", required=False, min=1,
@@ -205,6 +216,8 @@ def resolve_lg_attack_structure(state, inp, dice):
 )
 def resolve_lg_breach(state, inp, dice):
     s, needed = inp["structure"], inp["needed"]
+    if not standing(s):
+        refuse("structure", s.id, f"{_gone(s).replace(' already', '')}: there is no wall left to breach")
     if s.breached:
         refuse("structure", s.id, f"{s.label} is already breached")
     effects = []
@@ -249,9 +262,11 @@ def resolve_lg_detect(state, inp, dice):
     u, w = inp["target"], inp["weapon"]
     n = max(0, min(10, inp["base"] + w.detection_effect))
     sig = f" {w.detection_effect:+d} for the {w.name}" if w.detection_effect else ""
-    if dice.percent(n * 10, f"Detect {u.label}: 1–{inp['base']}{sig} = 1–{n}"):
-        return [Effect("detected", u.id)], f"{u.label} detected (needed 1–{n})"
-    return [Effect("not_detected", u.id)], f"{u.label} not detected (needed 1–{n})"
+    if n == 0:  # nothing to roll (`percent`): say why rather than "needed 1–0"
+        return [Effect("not_detected", u.id)], f"{u.label} not detected (no face detects it: detection number 0)"
+    if dice.percent(n * 10, f"Detect {u.label}: {up_to(inp['base'])}{sig} = {up_to(n)}"):
+        return [Effect("detected", u.id)], f"{u.label} detected (needed {up_to(n)})"
+    return [Effect("not_detected", u.id)], f"{u.label} not detected (needed {up_to(n)})"
 
 
 @action(
@@ -274,6 +289,8 @@ def resolve_lg_blast(state, inp, dice):
         for u in caught:
             if u not in dead and u.kind != "vehicle" and not u.acted and not u.incapacitated:
                 effects.append(Effect("incapacitated", u.id, ref=w.key))
+    if w.weapon_type not in tables.BLAST_WARHEADS:
+        return effects, f"{w.name}: {len(dead)} eliminated (not a blast warhead: nobody is incapacitated)"
     n = sum(e.type == "incapacitated" for e in effects)
     return effects, f"{w.name}: {len(dead)} eliminated, {n} incapacitated for the rest of the turn"
 

@@ -138,6 +138,8 @@ def resolve_lg_activate(state, inp, dice):
     # The log is the table's record: say that the owed check was made, or nobody can tell why the
     # side may pass again.
     morale = f" (owed morale check made: {', '.join(checked)})" if checked else ""
+    if not any(x.id not in done for x in still_to_act(state)):
+        return effects, f"Side {u.side} activates {names}{morale}; every piece has had its initiative: the turn may end"
     return effects, f"Side {u.side} activates {names}{morale}; side {nxt} has the initiative"
 
 

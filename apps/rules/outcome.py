@@ -262,7 +262,18 @@ def _seq(w, **changes):
 def _activated(w, e):
     u = w.unit(e)
     w.set_unit(u, acted=True)
-    _seq(w, activated=w.sequence.activated + (u.id,), pass_streak=0)
+    # A fireteam activated together may fire in that initiative (seed 002, Fireteam Initiative 2); any other
+    # activation, the other side's or another team's, ends it.
+    team = tuple(t for t in w.sequence.team if w.units[t].side == u.side and w.units[t].fireteam == u.fireteam)
+    team = team + (u.id,) if e.note.startswith("fireteam ") else ()
+    _seq(w, activated=w.sequence.activated + (u.id,), pass_streak=0, team=team)
+
+
+def _fireteam_fires(w, e):
+    u = w.unit(e)
+    if u.id not in w.sequence.team:
+        raise OutcomeError("effects", u.id, f"{u.label} is not in a fireteam that may still fire")
+    _seq(w, team=tuple(t for t in w.sequence.team if t != u.id))
 
 
 def _morale(owed):
@@ -350,8 +361,9 @@ HANDLERS = {
     "rejoins": _rejoins,
     "initiative": lambda w, e: _seq(w, initiative=e.target, rolled=True),
     "uncontrolled_event": _uncontrolled_event,
-    "passed": lambda w, e: _seq(w, pass_streak=int(e.n)),
+    "passed": lambda w, e: _seq(w, pass_streak=int(e.n), team=()),
     "activated": _activated,
+    "fireteam_fires": _fireteam_fires,
     "morale_owed": _morale(True),
     "morale_checked": _morale(False),
     "turn_ended": _turn_ended,

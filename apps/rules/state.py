@@ -361,6 +361,9 @@ class SequenceState(Record):
     activated: tuple[str, ...] = ()
     pending_morale: tuple[str, ...] = ()
     events: tuple[EventRecord, ...] = ()
+    # Fireteam initiative (seed 002): the members of the fireteam just activated together that have not
+    # fired yet; they may, until anyone else acts or passes.
+    team: tuple[str, ...] = ()
 
     def other(self, side):
         return self.sides[1] if side == self.sides[0] else self.sides[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import ba, lg_sequence, tables
+from .dice import up_to
 from .inputs import Field, action, refuse
 from .outcome import Effect
 
@@ -72,10 +73,10 @@ def resolve_upkeep(state, inp, dice):
         if stands_on is not None and not (s.collapsed or s.destroyed):
             pct = 100 * s.damage_taken // s.damage_max
             roll = dice.die(10, f"Collapse check, {s.label} ({pct}% damaged)", key=lambda v: v <= stands_on,
-                            target=f"stands on 1–{stands_on}")
+                            target=f"stands on {up_to(stands_on)}")
             if roll > stands_on:
                 effects += [Effect("collapse", s.id), Effect("untenable", s.id)]
-                words.append(f"{s.label} collapses ({pct}% damaged, stands only on 1–{stands_on})")
+                words.append(f"{s.label} collapses ({pct}% damaged, stands only on {up_to(stands_on)})")
             else:
                 words.append(f"{s.label} stands")
     effects.append(Effect("upkeep_done", ""))
@@ -109,7 +110,9 @@ def resolve_move(state, inp, dice):
                              "game (BA-6, BA-50)")
     if s is None:
         if inp["x"] is None or inp["y"] is None:
-            refuse("structure", None, "Choose the structure it went into, or give the spot on the table (x and y)")
+            # "…is required", as a missing input says it: the form waits for it before calling it a mistake.
+            refuse("structure", None, "Choose the structure it went into, or give the spot on the table (x and y): "
+                                      "one of them is required")
         x, y = inp["x"], inp["y"]
         left = f", out of {state.structures[u.structure].label}" if u.structure in state.structures else ""
         return [Effect("moved", u.id, note=f"{x:g},{y:g}")], f"{u.label} moves to {x:g}″, {y:g}″{left}"

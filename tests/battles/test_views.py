@@ -1944,6 +1944,21 @@ def test_an_uncontrolled_event_says_whose_forces_it_affects_and_for_how_long(cli
     assert "Enemy sniper: affects side B's forces, benefits side A; this turn" in turns
 
 
+def test_an_uncontrolled_event_says_what_it_does_in_the_charts_words(client, lg):
+    """The panel named the event ("Enemy sniper") and nothing more: what it does (whose infantryman,
+    what penetration) was in the rulebook's chart only. Each event now carries the seed 002 chart's own
+    words, under "What it does", with who "the player" is."""
+    from apps.rules.state import EventRecord
+    seq = SequenceState(initiative="A", rolled=True, events=(EventRecord(7, "Enemy sniper", "B", "A", 1, 1),))
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, sequence=seq.to_dict())
+    signed(client, lg.bob)
+    effect = page(client.get(url(lg, "battle"))).find("turns").find_all("details", cls="event-effect")
+    assert len(effect) == 1 and effect[0].find_all("summary")[0].text().strip() == "What it does"
+    assert effect[0].find_all("p")[0].text().strip() == (
+        "A concealed sniper hits an infantryman of the opposing player's choice. The round has a penetration "
+        "factor of 7. (“The player” is side B.)")
+
+
 def test_the_move_form_says_a_laser_grenadiers_piece_is_activated_first(client, lg):
     """A move records where a piece went and uses no action; in LaserGrenadiers a piece that only moves
     still takes its side's initiative (seed 002, 2a–e), with "Activate (move only)". A player who recorded
@@ -2862,3 +2877,134 @@ def test_a_letter_typed_for_a_number_is_named_beside_it(client, w, htmx):
     assert form.find("id_pins").attrs["value"] == "x"
     assert "id_pins_error" in form.find("id_pins").attrs["aria-describedby"]
     assert "not 'x'" in form.find("id_pins_error").text()
+
+
+def test_the_lg_attack_aims_only_at_the_other_sides_pieces_inside(client, lg):
+    """Seed 000: penetrating fire hits *enemy* pieces inside ("All enemy troops within the effect area").
+    In a farmhouse held by both sides (alice's piece below, bob's above), alice's attack offered her own
+    piece among the "Pieces inside" and, ticked, hit it. It offers bob's only, and her own is refused
+    beside the field, nothing resolved."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    gunner = lg.unit("A", "Gunner", weapons=[rifle])
+    farm = lg.structure("Farmhouse", floors=2)
+    floors = list(farm.floors.order_by("level"))
+    Unit.objects.filter(pk=lg.a2.pk).update(floor=floors[0], x=None, y=None)
+    Unit.objects.filter(pk=lg.b1.pk).update(floor=floors[1], x=None, y=None)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(gunner), "weapon": f"w{rifle.pk}",
+            "structure": sid(farm), "hit": "yes", "penetrated": "1", "troops": "known"}
+    form = page(client.get(url(lg, "battle_form"), shot, **HTMX)).find("attack-form")
+    offered = [i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "targets"]
+    assert offered == [uid(lg.b1)]
+    answer = client.post(url(lg, "battle_resolve"), {**shot, "targets": uid(lg.a2), "dice_mode": "player",
+                                                     "dice_0": "1", "client_token": str(uuid.uuid4())}, **HTMX)
+    errors = [e.text() for e in page(answer).find("attack-form").find_all("p", cls="field-error")]
+    assert "Alpha two is your own piece: choose one of the other side's" in errors
+    assert not LogEntry.objects.filter(battle=lg.battle, action="lg_attack_structure").exists()
+    # The organiser commands both sides: both are offered, as the table decides.
+    signed(client, lg.organiser)
+    form = page(client.get(url(lg, "battle_form"), shot, **HTMX)).find("attack-form")
+    assert {i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "targets"} == {
+        uid(lg.a2), uid(lg.b1)}
+
+
+def test_a_fireteam_activated_together_fires_in_the_same_initiative(client, lg):
+    """Seed 002, Fireteam Initiative: the team's members "may move and fire before the opposing player
+    gets the initiative again". After "Its whole fireteam" the attack form offered none of them ("has
+    acted"), so a team could only ever move. Each member now fires once, named in the log, while the
+    panel lists who still may; once the other side acts the team's initiative is over."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, fireteam_initiative=True,
+                                                  sequence={"initiative": "A", "rolled": True})
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    for member in (lg.a1, lg.a2):
+        UnitWeapon.objects.create(unit=member, weapon=rifle)
+    Unit.objects.filter(pk__in=[lg.a1.pk, lg.a2.pk]).update(fireteam="red")
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice)
+    client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.a1), "fireteam": "yes",
+                                         "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Alpha one, Alpha two may still fire" in text_of(client.get(url(lg, "battle")), "turns")
+
+    def attackers():
+        form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure"}, **HTMX))
+        return [o.attrs["value"] for o in form.find("id_attacker").find_all("option") if o.attrs.get("value")]
+
+    assert attackers() == [uid(lg.a1), uid(lg.a2)]
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{rifle.pk}",
+            "structure": sid(farm), "hit": "no", "client_token": str(uuid.uuid4())}
+    client.post(url(lg, "battle_resolve"), shot, **HTMX)
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
+    assert entry.summary.startswith("Alpha one: ")
+    assert attackers() == [uid(lg.a2)]
+    battle = Battle.objects.get(pk=lg.battle.pk)
+    assert battle.sequence["team"] == [uid(lg.a2)] and battle.sequence["initiative"] == "B"
+    signed(client, lg.bob)
+    client.post(url(lg, "battle_turn"), {"action": "lg_pass", "client_token": str(uuid.uuid4())}, **HTMX)
+    signed(client, lg.alice)
+    assert attackers() == []
+    assert "may still fire" not in text_of(client.get(url(lg, "battle")), "turns")
+
+
+def test_an_lg_hit_inside_offers_to_record_who_it_eliminated(client, lg):
+    """A hammerhead that penetrated the farmhouse hit the piece inside, and the answer stopped there: the
+    blast's survivors are incapacitated for the rest of the turn (seed 004), which the players had to
+    remember to enter with "Blast: who is incapacitated", nowhere offered. The answer now offers it filled
+    in (the warhead, the pieces hit), and once it is recorded a reload offers it no more."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    missile = factories.weapon("lg", "hammerhead-test", weapon_type="hammerhead", rof_code="S",
+                               has_effect_area=True)
+    launcher = lg.unit("A", "Launcher", weapons=[missile])
+    farm = lg.structure("Farmhouse", floors=1)
+    Unit.objects.filter(pk=lg.b1.pk).update(floor=farm.floors.get(), x=None, y=None)
+    signed(client, lg.alice)
+    answer = client.post(url(lg, "battle_resolve"), {
+        "action": "lg_attack_structure", "attacker": uid(launcher), "weapon": f"w{missile.pk}",
+        "structure": sid(farm), "hit": "yes", "penetrated": "1", "troops": "known", "targets": uid(lg.b1),
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    links = page(answer).find("attack-form").find_all("a", cls="button-link")
+    assert [a.text().strip() for a in links] == [
+        "Enter who the blast eliminated: Bravo one (survivors are incapacitated this turn)"]
+    query = parse_qs(urlsplit(links[0].attrs["href"]).query)
+    assert (query["action"], query["weapon"], query["caught"]) == (["lg_blast"], [f"w{missile.pk}"], [uid(lg.b1)])
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
+    client.post(url(lg, "battle_resolve"), {"action": "lg_blast", "weapon": f"w{missile.pk}", "caught": uid(lg.b1),
+                                            "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Unit.objects.get(pk=lg.b1.pk).incapacitated
+    again = page(client.get(url(lg, "battle"), {"result": entry.seq})).find("attack-form")
+    assert not again.find_all("a", cls="button-link")
+
+
+def test_the_move_form_waits_for_where_the_unit_went_before_calling_it_missing(client, lg):
+    """Picking the unit to move drew "Choose the structure it went into, or give the spot on the table"
+    in red under "Into" at once, before the player had had a chance to say where it went: an input not
+    given yet is a hint, not a mistake. Recorded without it, the form still says so beside the field."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+                                                  upkeep_turn=1)
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "move", "unit": uid(lg.a1)}, **HTMX)).find("attack-form")
+    assert not form.find_all("p", cls="field-error")
+    answer = client.post(url(lg, "battle_resolve"), {"action": "move", "unit": uid(lg.a1),
+                                                     "client_token": str(uuid.uuid4())}, **HTMX)
+    field = text_of(answer, "field-structure")
+    assert "Choose the structure it went into, or give the spot on the table (x and y)" in field
+    assert not LogEntry.objects.filter(battle=lg.battle, action="move").exists()
+
+
+def test_the_last_piece_to_fire_says_the_turn_may_end(client, lg):
+    """The last piece's attack was logged "…; side A has the initiative" with nobody left to use it: as
+    its activation does, it now says every piece has had its initiative and the turn may end."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, sequence=SequenceState(
+        initiative="A", rolled=True, activated=(uid(lg.a2), uid(lg.b1))).to_dict())
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=rifle)
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice)
+    client.post(url(lg, "battle_resolve"), {"action": "lg_attack_structure", "attacker": uid(lg.a1),
+                                            "weapon": f"w{rifle.pk}", "structure": sid(farm), "hit": "no",
+                                            "client_token": str(uuid.uuid4())}, **HTMX)
+    entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
+    assert entry.summary == "Alpha one: laser-rifle-test missed Farmhouse; every piece has had its initiative: " \
+                            "the turn may end"

@@ -79,7 +79,7 @@ def history(demo):
     units = [f"u{pk}" for pk in Unit.objects.filter(army__battle=three).order_by("pk").values_list("pk", flat=True)]
     Battle.objects.filter(pk=three.pk).update(sequence={
         "sides": ["A", "B"], "initiative": "A", "rolled": True, "pass_streak": 1, "activated": units[:2],
-        "pending_morale": units[-1:], "events": []})
+        "pending_morale": units[-1:], "events": [], "team": units[1:2]})
     return one, two, three
 
 
@@ -275,6 +275,7 @@ def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
         [f"B:{i}" for i in range(8)]
     assert doc["battles"][2]["sequence"]["activated"] == ["A:0", "A:1"]
     assert doc["battles"][2]["sequence"]["pending_morale"] == ["B:7"]
+    assert doc["battles"][2]["sequence"]["team"] == ["A:1"]  # a fireteam that may still fire names units too
     log = first["log"]
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     undo = next(e for e in log if e["action"] == "undo")
@@ -306,6 +307,7 @@ def test_the_imported_campaign_carries_on_like_the_original(demo):
     twin = copy_.battles.get(session_number=3)
     units = [f"u{pk}" for pk in Unit.objects.filter(army__battle=twin).order_by("pk").values_list("pk", flat=True)]
     assert twin.sequence["activated"] == units[:2] and twin.sequence["pending_morale"] == units[-1:]
+    assert twin.sequence["team"] == units[1:2]
     # Finish session 3 in both, then reopen it in both: each campaign is back where it was.
     for campaign in (demo.campaign, copy_):
         battle = campaign.battles.get(session_number=3)

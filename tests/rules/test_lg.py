@@ -58,6 +58,41 @@ def test_with_damage_points_each_breaching_success_also_deals_a_point():
     assert (plain.structures["wall"].breach_scored, plain.structures["wall"].damage_taken) == (1, 0)
 
 
+def test_rubble_and_destroyed_structures_cannot_be_breached():
+    """A wall brought down (a collapse check) or a structure whose points ran out (untenable) has nothing
+    left to breach: a breaching success on the farmhouse's rubble had scored 1/3 and a damage point on it.
+    The form offers neither (the field's fit), and the rule refuses it, naming what it is."""
+    from apps.rules import spec
+
+    rubble = building("farm", 1, damage_max=18, damage_taken=14, collapsed=True, destroyed=True)
+    ruin = building("shed", 1, damage_max=4, damage_taken=4, destroyed=True, impassable=True)
+    state = lg([rubble, ruin, building("wall", 1)], damage_variant=2)
+    fits = next(f.fits for f in spec("lg_breach").fields if f.name == "structure")
+    assert [s.id for s in state.structures.values() if fits(s)] == ["wall"]
+    for sid, why in (("farm", "Farm is rubble"), ("shed", "Shed is destroyed")):
+        with pytest.raises(ActionRefused) as err:
+            resolve("lg_breach", state, {"structure": sid, "hit": "yes", "penetrated": "yes", "needed": 3},
+                    ScriptedDice([]))
+        assert (err.value.field, err.value.message) == ("structure", f"{why}: there is no wall left to breach")
+
+
+def test_rubble_is_not_offered_as_a_target_and_is_refused_as_rubble():
+    """The attack form offered "Farmhouse (rubble)" after its collapse check, and then refused it as
+    "already destroyed": it is offered no more, and the refusal says what it is."""
+    from apps.rules import spec
+
+    rubble = building("farm", 1, damage_max=18, damage_taken=14, collapsed=True, destroyed=True)
+    ruin = building("shed", 1, damage_max=4, damage_taken=4, destroyed=True, impassable=True)
+    state = lg([rubble, ruin, building("house", 1)], damage_variant=2)
+    fits = next(f.fits for f in spec("lg_attack_structure").fields if f.name == "structure")
+    assert [s.id for s in state.structures.values() if fits(s)] == ["house"]
+    shot = {"weapon": "laser_rifle", "hit": "yes", "penetrated": "yes"}
+    for sid, message in (("farm", "Farm is rubble"), ("shed", "Shed is already destroyed")):
+        with pytest.raises(ActionRefused) as err:
+            resolve("lg_attack_structure", state, {**shot, "structure": sid}, ScriptedDice([]))
+        assert (err.value.field, err.value.message) == ("structure", message)
+
+
 def test_breach_needs_its_count_first():
     with pytest.raises(InputError) as err:
         resolve("lg_breach", lg([building("wall", 1)]), {"structure": "wall", "hit": "yes"}, ScriptedDice([]))
@@ -264,6 +299,29 @@ def test_chance_to_hit_pieces_inside_after_penetrating(weapon, troops, face, hit
     assert ("hits" in types(out)) is hit
 
 
+def test_a_one_face_chance_reads_as_that_face_not_a_range_of_one():
+    """Exploratory single-shot fire (10%) showed its die as "1–1 succeeds", a 90% damaged structure's
+    collapse check as "stands on 1–1" and a detection at 0 +1 as "1–0 +1 … = 1–1": a chance of one face
+    is that face. A detection number that leaves no face says so instead of "needed 1–0"."""
+    state = lg([building("house", 1, wall_material="stucco")], [unit("t1", structure="house", floor=0, models=1)],
+               fires=False)
+    out = resolve("lg_attack_structure", state, {"weapon": "bolt_rifle", "structure": "house", "hit": "yes",
+                                                 "penetrated": 1, "troops": "exploratory", "targets": "t1"},
+                  ScriptedDice([2]))
+    assert (out.dice[0].purpose, out.dice[0].target) == ("Exploratory fire at t1 (10%)", "1 succeeds")
+    upkeep = resolve("upkeep", lg([building("house", 1, damage_max=10, damage_taken=9)], collapse_check=True), {},
+                     ScriptedDice([2]))
+    assert upkeep.dice[0].target == "stands on 1"
+    assert upkeep.summary == "Turn 1 upkeep: House collapses (90% damaged, stands only on 1)"
+    sniper = lg([], [unit("sniper", side="A", models=1)])
+    seen = resolve("lg_detect", sniper, {"target": "sniper", "weapon": "bolt_rifle", "base": 0}, ScriptedDice([1]))
+    assert (seen.dice[0].purpose, seen.dice[0].target) == ("Detect sniper: 0 +1 for the Bolt rifle = 1", "1 succeeds")
+    assert seen.summary == "sniper detected (needed 1)"
+    unseen = resolve("lg_detect", sniper, {"target": "sniper", "weapon": "laser_rifle", "base": 0}, ScriptedDice([]))
+    assert types(unseen) == ["not_detected"] and not unseen.dice
+    assert unseen.summary == "sniper not detected (no face detects it: detection number 0)"
+
+
 def test_exploratory_fire_at_an_area_nobody_is_in_still_resolves_against_the_structure():
     """Seed 000: exploratory fire is made "with no idea if enemy pieces are present"; one roll per piece
     actually in the designated area (A-LG-4), so none when the area is empty. It was refused ("name the
@@ -423,6 +481,20 @@ def test_blast_incapacitates_survivors_on_foot():
     assert [(e.type, e.target) for e in out.effects] == [("unit_destroyed", "t2"), ("incapacitated", "t1")]
     laser = resolve("lg_blast", state, {"weapon": "laser_rifle", "caught": "t1"}, ScriptedDice([]))
     assert laser.effects == ()
+
+
+def test_a_weapon_without_a_blast_records_its_eliminations_without_an_incapacitation_count():
+    """The hit's follow-up records a laser rifle's or fusion rifle's eliminations here too; its summary read
+    "Heavy fusion rifle: 1 eliminated, 0 incapacitated for the rest of the turn", as if survivors of a
+    blast had been spared. A weapon that is no blast warhead incapacitates nobody (LG-63): it says so."""
+    state = lg([], [unit("t1", models=1), unit("t2", models=1)])
+    out = resolve("lg_blast", state, {"weapon": "laser_rifle", "caught": "t1,t2", "eliminated": "t2"},
+                  ScriptedDice([]))
+    assert [(e.type, e.target) for e in out.effects] == [("unit_destroyed", "t2")]
+    assert out.summary == "Laser rifle: 1 eliminated (not a blast warhead: nobody is incapacitated)"
+    blast = resolve("lg_blast", state, {"weapon": "he_shell", "caught": "t1,t2", "eliminated": "t2"},
+                    ScriptedDice([]))
+    assert blast.summary.endswith(": 1 eliminated, 1 incapacitated for the rest of the turn")
 
 
 @pytest.mark.parametrize("variant, burning, points", [(2, False, 7), (2, True, 4), (3, False, 14), (3, True, 8)])

@@ -117,6 +117,17 @@ def test_a_side_with_nothing_left_lets_the_other_keep_going():
     assert state.sequence.initiative == "A"  # B has activated everything
 
 
+def test_the_last_activation_says_the_turn_may_end():
+    """Once the last piece had its initiative the log read "Side A activates a2; side A has the initiative",
+    leaving side A to wonder what it was to do with it: every piece has acted, and the turn may end (LG-39)."""
+    state, _ = play(game(), "lg_initiative", dice=[2, 1])
+    for piece in ("b1", "a1", "b2", "a3"):
+        state, _ = play(state, "lg_activate", {"unit": piece})
+    state, out = play(state, "lg_activate", {"unit": "a2"})
+    assert out.summary == "Side A activates a2; every piece has had its initiative: the turn may end"
+    assert play(state, "end_turn")[0].turn == 2
+
+
 def test_a_side_whose_last_pieces_a_blast_incapacitated_has_nothing_left_to_move():
     """A-LG-22 with LG-63: b2 may not move or fire this turn, so once b1 has acted the initiative stays
     with A; it went to B, whose only choice was to pass."""
@@ -134,6 +145,27 @@ def test_fireteam_initiative_marks_the_whole_team():
     assert state.units["a2"].acted and not state.units["a3"].acted
     with pytest.raises(ActionRefused):
         play(play(game(), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1", "fireteam": "yes"})
+
+
+def test_a_fireteam_activated_together_may_fire_until_anyone_else_acts():
+    """Seed 002: "all members of a fireteam have the initiative at the same time and may move and fire
+    before the opposing player gets the initiative again". The team's activation marked every member as
+    having acted, so none of them could fire after it. The members wait in `team` until each fires
+    (`fireteam_fires`) or anyone else acts or passes."""
+    from apps.rules import Effect, Outcome, OutcomeError
+
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert state.sequence.team == ("a1", "a2") and state.sequence.initiative == "B"
+    fired = apply(state, Outcome("lg_activate", (Effect("fireteam_fires", "a1"),), (), ""))
+    assert fired.sequence.team == ("a2",)
+    with pytest.raises(OutcomeError):  # it fires once
+        apply(fired, Outcome("lg_activate", (Effect("fireteam_fires", "a1"),), (), ""))
+    assert play(state, "lg_activate", {"unit": "b1"})[0].sequence.team == ()
+    assert play(state, "lg_pass")[0].sequence.team == ()
+    # A piece activated alone has no team to fire with.
+    alone, _ = play(play(game(fireteams=True), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1"})
+    assert alone.sequence.team == ()
 
 
 def test_a_fireteam_activation_leaves_out_a_member_a_blast_incapacitated():

@@ -896,8 +896,12 @@ def tap_query(form):
     follows the link, and the page it opens keeps the action, unit and weapon already chosen."""
     if form is None:
         return ""
+    # An action aimed at a unit and at no structure (a damage roll) keeps its unit: the tap only opens a
+    # card, as it does with JavaScript (battle_card). Dropped, the player had to choose the unit again.
+    keep_unit = form.spec is not None and "structure" not in {f.name for f in form.spec.fields}
     return urlencode([(k, v) for k, v in form.data.items()
-                      if k not in NOT_CARRIED and not k.startswith("dice_") and isinstance(v, str) and v])
+                      if (k not in NOT_CARRIED or k == "target" and keep_unit and str(v).startswith("u"))
+                      and not k.startswith("dice_") and isinstance(v, str) and v])
 
 
 # What "Update the form" posts that is not a choice: the page's own address must not carry it.
@@ -905,8 +909,9 @@ NOT_CHOSEN = frozenset({"csrfmiddlewaretoken", "client_token", "preview", "card"
 
 
 def chosen_url(battle, data):
-    """The page with the form's choices (and dice) in its address, opened at the form."""
-    return shown_url(battle, data) + "#attack-panel"
+    """The page with the form's choices (and dice) in its address, opened at the form, and the card
+    that was open (a damage roll's form names no structure of its own)."""
+    return shown_url(battle, data, card=data.get("card", "")) + "#attack-panel"
 
 
 def shown_url(battle, data, card=""):
@@ -932,7 +937,9 @@ def form_data(source, target=None):
     while the form's own `target` is the unit aimed at: a structure's id is not one."""
     data = source.copy()
     if target:
-        if data.get("target") == target:
+        # Only the structure's id goes: a unit aimed at may stand beside it in the address (`tap_query`).
+        data.setlist("target", [v for v in data.getlist("target") if v != target])
+        if not data.getlist("target"):
             del data["target"]
         if not data.get("structure"):
             data["structure"] = target
@@ -1141,10 +1148,9 @@ def battle_detail(request, pk):
     viewer = viewer_for(request.user, battle, board.armies)
     before = _int(request.GET.get("before"))
     context = battle_context(battle, viewer, board=board, before=before)
-    target = request.GET.get("target", "")
     # The structure tapped; an address the form wrote itself ("Update the form", a follow-up link)
-    # names in `target` the unit aimed at, and the card is its structure's.
-    target = target if target.startswith("s") else ""
+    # names in `target` the unit aimed at, and the card is its structure's. A tap's link may name both.
+    target = next((t for t in reversed(request.GET.getlist("target")) if t.startswith("s")), "")
     form = None
     if battle.status == BattleStatus.IN_PROGRESS:
         form = attack_form(request, battle, board, viewer, form_data(request.GET, target))
@@ -1281,8 +1287,10 @@ def battle_resolve(request, pk):
         # Hits to roll damage for: the page offers that roll ready filled in, as the HTMX answer does.
         snapshot = getattr(entry, "snapshot", None)
         follow = damage_follow_ups(battle, entry, snapshot.state if snapshot is not None else snap.load(battle).state)
-        # The same action and dice mode again, as the form in the HTMX answer keeps them (fresh_form).
-        return see_other(page_url(battle, target=target, action=action,
+        # The same action and dice mode again, as the form in the HTMX answer keeps them (fresh_form),
+        # and the card that was open, as the HTMX answer keeps it (a damage roll names no structure).
+        card = str(data.get("card") or target)
+        return see_other(page_url(battle, target=card, structure=target if target != card else None, action=action,
                                   dice_mode="player" if data.get("dice_mode") == "player" else None,
                                   result=entry.seq if follow else None))
     snapshot = getattr(entry, "snapshot", None)
@@ -1419,7 +1427,7 @@ def _form_again(request, battle, data, error=None):
     if wrong is not None and not any(r.error for r in form.dice):
         form.fields[wrong].widget.attrs["autofocus"] = True
     context = battle_context(battle, viewer, board=board)
-    card = board.structure(form.data.get("structure", ""))
+    card = board.structure(data.get("card") or form.data.get("structure", ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
                    **poller_context(battle, context["log_total"], poll_token(request, battle)))
     return render(request, "battles/battle.html", context, status=422 if error else 200)

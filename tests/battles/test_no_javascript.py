@@ -1,0 +1,104 @@
+"""The battle screen through plain links and forms (no HX-Request header): what a phone that blocks
+scripts, or whose script failed to load, sends. Each POST answers with a redirect to the page, or the
+page again with the message beside the field; the choices made so far and the card open stay."""
+
+import uuid
+from urllib.parse import parse_qs, urlsplit
+
+from apps.battles.models import LogEntry
+from tests.battles.test_views import sid, signed, uid, url, w  # noqa: F401 - fixtures
+from tests.campaigns.test_pages import fast_passwords, page, text_of  # noqa: F401 - autouse: cheap password hashing
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def damage_roll(w, **extra):
+    """The damage roll for hits on the grenadiers, as its follow-up link opens it: a unit aimed at, no
+    structure of the action's own."""
+    data = {"action": "ba_damage", "target": uid(w.squad), "hits": "2", "source": "he", "structure": sid(w.house),
+            "attacker": uid(w.gun)}
+    data.update(extra)
+    return data
+
+
+def chosen(node, select_id):
+    return [o.attrs["value"] for o in node.find(select_id).find_all("option") if "selected" in o.attrs]
+
+
+def test_a_tap_on_another_structure_keeps_the_unit_a_damage_roll_is_aimed_at(client, w):
+    """With JavaScript a tap only opens the card when the action aims at no structure (battle_card);
+    the plain link dropped the unit aimed at, to be chosen again after every look at a card."""
+    barn = w.structure("Barn", floors=1, x=50, y=30)
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle"), damage_roll(w)))
+    href = html.find(f"map-{sid(barn)}").attrs["href"]
+    assert parse_qs(urlsplit(href).query)["target"] == [uid(w.squad), sid(barn)]
+    tapped = client.get(href)
+    assert text_of(tapped, "card-title") == "Barn"
+    assert chosen(page(tapped), "id_target") == [uid(w.squad)]
+    assert chosen(page(tapped), "id_action") == ["ba_damage"]
+
+
+def test_a_tap_for_an_action_aimed_at_a_structure_still_clears_the_unit_inside_the_old_one(client, w):
+    barn = w.structure("Barn", floors=1, x=50, y=30)
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle"), {"action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}",
+                                              "structure": sid(w.house), "target": uid(w.squad)}))
+    href = html.find(f"map-{sid(barn)}").attrs["href"]
+    assert parse_qs(urlsplit(href).query)["target"] == [sid(barn)]
+
+
+def test_the_form_sends_the_card_open_beside_it(client, w):
+    """The card open is #card-target, outside the form, which only htmx adds to what is sent; a
+    plain form carries it itself (inside <noscript>: with JavaScript htmx sends the live one)."""
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle"), damage_roll(w))).find("attack-form")
+    cards = [i.attrs.get("value") for i in form.find_all("input") if i.attrs.get("name") == "card"]
+    assert cards == [sid(w.house)]
+    # An htmx answer holds no such input: parsed by htmx, a noscript's input is a real one.
+    answer = page(client.get(url(w, "battle_form"), damage_roll(w), **HTMX)).find("attack-form")
+    assert not [i for i in answer.find_all("input") if i.attrs.get("name") == "card"]
+
+
+def test_a_resolved_damage_roll_opens_the_page_again_with_its_card(client, w):
+    """A damage roll's form has no structure: the redirect named none, and the page came back with no
+    card where the HTMX answer keeps it (`card`)."""
+    signed(client, w.alice)
+    # What the form holds: it has no structure field, so none is sent.
+    sent = {**damage_roll(w, structure=""), "card": sid(w.house), "dice_mode": "player", "dice_0": "6", "dice_1": "1",
+            "client_token": str(uuid.uuid4())}
+    response = client.post(url(w, "battle_resolve"), sent)
+    assert response.status_code == 303
+    assert LogEntry.objects.filter(battle=w.battle, action="ba_damage").exists()
+    assert parse_qs(urlsplit(response["Location"]).query)["target"] == [sid(w.house)]
+    again = client.get(response["Location"])
+    assert text_of(again, "card-title") == "Brick house"
+    assert chosen(page(again), "id_action") == ["ba_damage"]
+
+
+def test_a_resolve_from_another_card_keeps_both_the_card_and_the_structure_acted_on(client, w):
+    barn = w.structure("Barn", floors=1, x=50, y=30)
+    signed(client, w.alice)
+    sent = {"action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "structure": sid(w.house),
+            "target": uid(w.squad), "hit": "no", "went_down": "no", "pins": "1", "dice_mode": "server",
+            "card": sid(barn), "client_token": str(uuid.uuid4())}
+    response = client.post(url(w, "battle_resolve"), sent)
+    assert response.status_code == 303
+    again = page(client.get(response["Location"]))
+    assert again.find("card-title").text() == "Barn"
+    assert chosen(again, "id_structure") == [sid(w.house)]
+
+
+def test_update_the_form_and_a_refusal_keep_the_card_open(client, w):
+    signed(client, w.alice)
+    preview = client.post(url(w, "battle_resolve"), {**damage_roll(w), "card": sid(w.house), "preview": "1"})
+    assert preview.status_code == 303
+    assert text_of(client.get(preview["Location"]), "card-title") == "Brick house"
+    # A die out of range: the page again, the message beside the die, the card still open, nothing logged.
+    refused = client.post(url(w, "battle_resolve"), {
+        **damage_roll(w, structure=""), "card": sid(w.house), "dice_mode": "player", "dice_0": "9", "dice_1": "1",
+        "client_token": str(uuid.uuid4())})
+    assert refused.status_code == 422
+    assert "9 is not a d6 result" in text_of(refused, "error-dice_0")
+    assert text_of(refused, "card-title") == "Brick house"
+    assert not LogEntry.objects.filter(battle=w.battle, action="ba_damage").exists()

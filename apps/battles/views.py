@@ -1168,6 +1168,14 @@ def battle_detail(request, pk):
         context["commanders"] = permissions.club_members(battle.club_id)
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
+    # A turn button's or an undo's refusal, handed on by the POST without JavaScript (`_after_change`):
+    # in the turns panel (by the dice field it is about) as the HTMX answer shows it, not at the page's
+    # top, screens above the field the redirect opens at.
+    shown = list(messages.get_messages(request))
+    problems = [m.message for m in shown if TURN_PROBLEM in m.tags.split()]
+    if problems:
+        context["messages"] = [m for m in shown if TURN_PROBLEM not in m.tags.split()]
+        context["turns"]["problem"] = " ".join(problems)
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays and still_asked(request.GET, battle, context):
         context["turns"].update(confirm_for=request.GET["confirm"], confirm_own=request.GET.get("own") == "1",
                                 confirm_dice=request.GET.get("dice", ""))
@@ -1511,11 +1519,14 @@ def own_dice(data):
     return re.findall(r"\d+", text)
 
 
+TURN_PROBLEM = "turns"  # a refusal's message tag: the battle page shows it in its turns panel
+
+
 def _after_change(request, battle, done, problem, *, after):
     target = request.POST.get("card") or request.POST.get("target", "")
     if not request.htmx:
         if problem:
-            messages.error(request, problem)
+            messages.error(request, problem, extra_tags=TURN_PROBLEM)
         else:
             messages.success(request, done)
         if problem and request.POST.get("dice_mode") == "player":

@@ -5,8 +5,8 @@ page again with the message beside the field; the choices made so far and the ca
 import uuid
 from urllib.parse import parse_qs, urlsplit
 
-from apps.battles.models import LogEntry
-from tests.battles.test_views import sid, signed, uid, url, w  # noqa: F401 - fixtures
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from tests.battles.test_views import lg, sid, signed, uid, url, w  # noqa: F401 - fixtures
 from tests.campaigns.test_pages import fast_passwords, page, text_of  # noqa: F401 - autouse: cheap password hashing
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -102,3 +102,38 @@ def test_update_the_form_and_a_refusal_keep_the_card_open(client, w):
     assert "9 is not a d6 result" in text_of(refused, "error-dice_0")
     assert text_of(refused, "card-title") == "Brick house"
     assert not LogEntry.objects.filter(battle=w.battle, action="ba_damage").exists()
+
+
+def test_a_turn_buttons_refused_dice_show_beside_their_field(client, lg):
+    """The HTMX answer says what is wrong in the turns panel; the plain redirect opened the page at the
+    dice field with the message at the top of the page, screens above it on a phone."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, collapse_check=True,
+                                                  damage_variant=3, upkeep_turn=0)
+    lg.structure("House", floors=1, damage_max=10, damage_taken=5)
+    signed(client, lg.alice)
+    sent = client.post(url(lg, "battle_turn"), {"action": "upkeep", "dice_mode": "player", "dice": "three",
+                                                "client_token": str(uuid.uuid4())})
+    assert sent.status_code == 303 and sent["Location"].endswith("#dice-upkeep")
+    again = client.get(sent["Location"])
+    turns = page(again).find("turns")
+    assert "Enter the dice as numbers, e.g. 3 7 (not 'three')" in turns.find("dice-error-upkeep").text()
+    assert turns.find("dice-upkeep").attrs["aria-invalid"] == "true"
+    assert turns.find("dice-upkeep").attrs["value"] == "three"
+    assert page(again).text().count("not 'three'") == 1  # not at the top of the page as well
+    assert not LogEntry.objects.filter(battle=lg.battle).exists()
+    # Shown once: the next page is the battle as usual.
+    assert "not 'three'" not in page(client.get(url(lg, "battle"))).text()
+
+
+def test_a_refused_undo_says_why_in_the_turns_panel(client, w):
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.rifles), "x": "11", "y": "5",
+                                           "client_token": str(uuid.uuid4())}, **HTMX)
+    newest = LogEntry.objects.filter(battle=w.battle).order_by("-seq").first()
+    signed(client, w.bob)
+    sent = client.post(url(w, "battle_undo"), {"confirmed": "1", "seq": newest.seq})
+    assert sent.status_code == 303
+    turns = page(client.get(sent["Location"])).find("turns")
+    alerts = [p.text() for p in turns.find_all("p", cls="form-errors")]
+    assert alerts and "may undo" in alerts[0], turns.text()
+    assert not LogEntry.objects.filter(battle=w.battle, action="undo").exists()

@@ -1447,7 +1447,9 @@ def battle_undo(request, pk):
     """Undo the newest action (an organiser, or the player who made it)."""
     battle = scoped_battle(request, pk)
     if unconfirmed(request):
-        return see_other(page_url(battle, confirm="undo", seq=_int(request.POST.get("seq"))) + "#turns")
+        # The card open stays open through the question, as it does through the answer.
+        return see_other(page_url(battle, target=request.POST.get("target"), confirm="undo",
+                                  seq=_int(request.POST.get("seq"))) + "#turns")
     try:
         entry = services.undo_last(battle_id=battle.pk, user=request.user, seq=_int(request.POST.get("seq")))
         done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
@@ -1464,7 +1466,8 @@ def battle_turn(request, pk):
     action = str(request.POST.get("action", ""))
     if action in CONFIRMED_ACTIONS and unconfirmed(request):
         own = request.POST.get("dice_mode") == "player"
-        return see_other(page_url(battle, confirm=action, turn=battle.turn, own="1" if own else None,
+        return see_other(page_url(battle, target=request.POST.get("target"), confirm=action, turn=battle.turn,
+                                  own="1" if own else None,
                                   dice=request.POST.get("dice", "") if own else None) + "#turns")
     token = _token(request.POST.get("client_token"))
     try:

@@ -137,3 +137,22 @@ def test_a_refused_undo_says_why_in_the_turns_panel(client, w):
     alerts = [p.text() for p in turns.find_all("p", cls="form-errors")]
     assert alerts and "may undo" in alerts[0], turns.text()
     assert not LogEntry.objects.filter(battle=w.battle, action="undo").exists()
+
+
+def test_the_page_asking_to_confirm_an_undo_or_end_turn_keeps_the_card_open(client, w):
+    """"Undo" and "End turn" without JavaScript open a page that asks first: it closed the card, and so
+    did the answer to "Yes" (its form sends the card it holds) and "No"."""
+    signed(client, w.alice)
+    client.post(url(w, "battle_resolve"), {"action": "move", "unit": uid(w.rifles), "x": "11", "y": "5",
+                                           "client_token": str(uuid.uuid4())}, **HTMX)
+    newest = LogEntry.objects.filter(battle=w.battle).order_by("-seq").first()
+    for view, sent in (("battle_undo", {"seq": newest.seq}), ("battle_turn", {"action": "end_turn"})):
+        asked = client.post(url(w, view), {**sent, "target": sid(w.house), "client_token": str(uuid.uuid4())})
+        assert asked.status_code == 303
+        question = client.get(asked["Location"])
+        assert text_of(question, "card-title") == "Brick house"
+        form = page(question).find_all("form", cls="confirm-form")[0]
+        assert [i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "target"] == [sid(w.house)]
+        no = form.find_all("a")[0].attrs["href"]
+        assert text_of(client.get(no), "card-title") == "Brick house"
+    assert not LogEntry.objects.filter(battle=w.battle, action__in=("undo", "end_turn")).exists()

@@ -888,7 +888,8 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 
 # What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
 NOT_CARRIED = frozenset({"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
-                         "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before"})
+                         "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn",
+                         "chosen"})
 
 
 def tap_query(form):
@@ -901,7 +902,12 @@ def tap_query(form):
     keep_unit = form.spec is not None and "structure" not in {f.name for f in form.spec.fields}
     return urlencode([(k, v) for k, v in form.data.items()
                       if (k not in NOT_CARRIED or k == "target" and keep_unit and str(v).startswith("u"))
-                      and not k.startswith("dice_") and isinstance(v, str) and v])
+                      and not DIE_FIELD.fullmatch(k) and isinstance(v, str) and v])
+
+
+# A die typed into the attack form (dice_0, dice_1…): never carried to another page. `dice_mode` is a
+# choice ("I rolled"), and is: matched by its "dice_", a tap put the form back on "Roll for me".
+DIE_FIELD = re.compile(r"dice_\d+")
 
 
 # What "Update the form" posts that is not a choice: the page's own address must not carry it.
@@ -1118,8 +1124,8 @@ def _int(value, default=None):
     return number if -2 ** 63 < number < 2 ** 63 else default
 
 
-def page_url(battle, **params):
-    query = urlencode({k: v for k, v in params.items() if v})
+def page_url(battle, chosen=(), **params):
+    query = urlencode(list(chosen) + [(k, v) for k, v in params.items() if v])
     return reverse("battle", args=[battle.pk]) + (f"?{query}" if query else "")
 
 
@@ -1448,8 +1454,8 @@ def battle_undo(request, pk):
     battle = scoped_battle(request, pk)
     if unconfirmed(request):
         # The card open stays open through the question, as it does through the answer.
-        return see_other(page_url(battle, target=request.POST.get("target"), confirm="undo",
-                                  seq=_int(request.POST.get("seq"))) + "#turns")
+        return see_other(page_url(battle, kept_choices(request.POST), target=request.POST.get("target"),
+                                  confirm="undo", seq=_int(request.POST.get("seq"))) + "#turns")
     try:
         entry = services.undo_last(battle_id=battle.pk, user=request.user, seq=_int(request.POST.get("seq")))
         done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
@@ -1466,8 +1472,8 @@ def battle_turn(request, pk):
     action = str(request.POST.get("action", ""))
     if action in CONFIRMED_ACTIONS and unconfirmed(request):
         own = request.POST.get("dice_mode") == "player"
-        return see_other(page_url(battle, target=request.POST.get("target"), confirm=action, turn=battle.turn,
-                                  own="1" if own else None,
+        return see_other(page_url(battle, kept_choices(request.POST), target=request.POST.get("target"),
+                                  confirm=action, turn=battle.turn, own="1" if own else None,
                                   dice=request.POST.get("dice", "") if own else None) + "#turns")
     token = _token(request.POST.get("client_token"))
     try:
@@ -1535,9 +1541,9 @@ def _after_change(request, battle, done, problem, *, after):
         if problem and request.POST.get("dice_mode") == "player":
             # Open again where the players typed their dice, with what they typed.
             action = request.POST.get("action")
-            return see_other(page_url(battle, target=target, dice_for=action, dice=request.POST.get("dice", ""))
-                             + f"#dice-{action}")
-        return see_other(page_url(battle, target=target))
+            return see_other(page_url(battle, kept_choices(request.POST), target=target, dice_for=action,
+                                      dice=request.POST.get("dice", "")) + f"#dice-{action}")
+        return see_other(page_url(battle, kept_choices(request.POST), target=target))
     battle.refresh_from_db(fields=["status"])
     if not problem and request.POST.get("action") == "start":
         # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
@@ -1605,6 +1611,15 @@ def likely_target(state, sid, viewer):
     enemies = [f.unit for f in structure.floors
                if f.unit in state.units and state.units[f.unit].side not in viewer.sides]
     return enemies[0] if len(enemies) == 1 else None
+
+
+def kept_choices(data):
+    """The attack form's choices a plain turn or undo form sends (`chosen`: its page's `tap_query`), as
+    pairs for the address it answers with: the page comes back with them, as with JavaScript the form
+    stays as it was. Only what a tap may carry is kept."""
+    query = QueryDict(str(data.get("chosen", "")))
+    return [(k, v) for k, values in query.lists() if k not in NOT_CARRIED and not DIE_FIELD.fullmatch(k)
+            for v in values if v and (k != "target" or v.startswith("u"))]
 
 
 def _after(data, default):

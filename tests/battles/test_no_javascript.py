@@ -156,3 +156,49 @@ def test_the_page_asking_to_confirm_an_undo_or_end_turn_keeps_the_card_open(clie
         no = form.find_all("a")[0].attrs["href"]
         assert text_of(client.get(no), "card-title") == "Brick house"
     assert not LogEntry.objects.filter(battle=w.battle, action__in=("undo", "end_turn")).exists()
+
+
+def test_a_turn_button_or_an_undo_keeps_the_attack_forms_choices(client, w):
+    """With JavaScript the attack form stays as it was under a turn's or an undo's answer; the plain
+    redirect opened the page with the form back on its first action, everything chosen gone."""
+    signed(client, w.alice)
+    choices = {"action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}", "dice_mode": "player"}
+    html = page(client.get(url(w, "battle"), {**choices, "target": sid(w.house)}))
+
+    def sent_by(form):
+        return {i.attrs["name"]: i.attrs.get("value", "") for i in form.find_all("input")}
+
+    def kept(response):
+        form = page(response).find("attack-form")
+        assert chosen(form, "id_action") == ["ba_he"] and chosen(form, "id_attacker") == [uid(w.gun)]
+        assert chosen(form, "id_weapon") == [f"w{w.he.pk}"] and chosen(form, "id_structure") == [sid(w.house)]
+        assert "checked" in form.find("id_dice_mode_1").attrs  # "I rolled"
+        return page(response)
+
+    upkeep = next(f for f in html.find("turns").find_all("form") if sent_by(f).get("action") == "upkeep")
+    done = client.post(url(w, "battle_turn"), sent_by(upkeep))
+    assert done.status_code == 303
+    again = kept(client.get(done["Location"]))
+    assert LogEntry.objects.filter(battle=w.battle, action="upkeep").exists()
+    # Undo asks first on a page of its own: the choices go through the question and its "Yes".
+    undo = again.find_all("form", cls="undo-form")[0]
+    asked = client.post(url(w, "battle_undo"), sent_by(undo))
+    question = kept(client.get(asked["Location"]))
+    yes = question.find_all("form", cls="confirm-form")[0]
+    assert "confirm" not in sent_by(yes).get("chosen", "") and "seq" not in sent_by(yes).get("chosen", "")
+    undone = client.post(url(w, "battle_undo"), sent_by(yes))
+    kept(client.get(undone["Location"]))
+    assert LogEntry.objects.filter(battle=w.battle, action="undo").exists()
+
+
+def test_a_tap_keeps_i_rolled_but_not_the_dice_typed(client, w):
+    """`dice_mode` was dropped with the dice (dice_0, dice_1…) by its prefix: a tap on a building put
+    the form back on "Roll for me", and the next Resolve had the server roll what the player meant to."""
+    barn = w.structure("Barn", floors=1, x=50, y=30)
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle"), {"action": "ba_he", "attacker": uid(w.gun), "dice_mode": "player",
+                                              "dice_0": "4", "target": sid(w.house)}))
+    query = parse_qs(urlsplit(html.find(f"map-{sid(barn)}").attrs["href"]).query)
+    assert query["dice_mode"] == ["player"] and "dice_0" not in query
+    tapped = page(client.get(html.find(f"map-{sid(barn)}").attrs["href"]))
+    assert "checked" in tapped.find("id_dice_mode_1").attrs

@@ -87,7 +87,10 @@ def test_alice_plays_an_attack_its_damage_and_an_undo_without_javascript(live_se
     assert follow(alice, alice.get_by_role("button", name=f"Yes, undo #{seq + 1}")) == 200
     expect(alice.locator(".messages")).to_contain_text(f"#{seq + 2}: Undid #{seq + 1}")
     expect(alice.locator(f"#log-{seq + 1}")).to_contain_text("Undone by")
+    # The card and the form's choices stay through the question and the answer, as with JavaScript.
     expect(alice.locator("#card-title")).to_have_text("Brick townhouse")
+    expect(alice.locator("#id_action")).to_have_value("ba_damage")
+    expect(alice.locator('#id_dice_mode input[value="player"]')).to_be_checked()
 
 
 def test_bob_lets_the_server_roll_ends_the_turn_and_reads_older_entries_without_javascript(live_server, demo, watch):

@@ -1159,7 +1159,17 @@ def battle_detail(request, pk):
     target = next((t for t in reversed(request.GET.getlist("target")) if t.startswith("s")), "")
     form = None
     if battle.status == BattleStatus.IN_PROGRESS:
-        form = attack_form(request, battle, board, viewer, form_data(request.GET, target))
+        data = form_data(request.GET, target)
+        spec = rules.ACTIONS.get(str(data.get("action", "")))
+        # A tap (its link names the structure tapped and no structure of the form's) aims at the one
+        # enemy inside, as the tap does with JavaScript (battle_card): left on "none", a shot at a
+        # building its squad held hit nobody unless the player noticed.
+        if target and "structure" not in request.GET and not data.get("target") and spec is not None and \
+                any(f.name == "target" and f.type == "unit" for f in spec.fields):
+            enemy = likely_target(board.snapshot.state, target, viewer)
+            if enemy:
+                data["target"] = enemy
+        form = attack_form(request, battle, board, viewer, data)
     card = board.structure(target or (form.data.get("structure") if form else ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
                    **poller_context(battle, context["log_total"], poll_token(request, battle)))

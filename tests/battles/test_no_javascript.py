@@ -202,3 +202,17 @@ def test_a_tap_keeps_i_rolled_but_not_the_dice_typed(client, w):
     assert query["dice_mode"] == ["player"] and "dice_0" not in query
     tapped = page(client.get(html.find(f"map-{sid(barn)}").attrs["href"]))
     assert "checked" in tapped.find("id_dice_mode_1").attrs
+
+
+def test_a_tap_aims_at_the_one_enemy_inside_as_with_javascript(client, w):
+    """battle_card aims the form at the one enemy unit in the structure tapped; the plain link left the
+    unit aimed at on "none"."""
+    signed(client, w.alice)
+    html = page(client.get(url(w, "battle"), {"action": "ba_he", "attacker": uid(w.gun), "weapon": f"w{w.he.pk}"}))
+    tapped = page(client.get(html.find(f"map-{sid(w.house)}").attrs["href"]))
+    assert chosen(tapped, "id_structure") == [sid(w.house)]
+    assert chosen(tapped, "id_target") == [uid(w.squad)]
+    # The same page opened by the form's own address (a reload, "Update the form") keeps the player's "none".
+    reloaded = page(client.get(url(w, "battle"), {"action": "ba_he", "attacker": uid(w.gun), "structure": sid(w.house),
+                                                  "target": sid(w.house)}))
+    assert chosen(reloaded, "id_target") in ([], [""])

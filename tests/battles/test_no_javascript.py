@@ -185,6 +185,7 @@ def test_a_turn_button_or_an_undo_keeps_the_attack_forms_choices(client, w):
     asked = client.post(url(w, "battle_undo"), sent_by(undo))
     question = kept(client.get(asked["Location"]))
     yes = question.find_all("form", cls="confirm-form")[0]
+    kept(client.get(yes.find_all("a")[0].attrs["href"]))  # "No, keep it"
     assert "confirm" not in sent_by(yes).get("chosen", "") and "seq" not in sent_by(yes).get("chosen", "")
     undone = client.post(url(w, "battle_undo"), sent_by(yes))
     kept(client.get(undone["Location"]))

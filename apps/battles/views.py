@@ -1051,7 +1051,8 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 
 # What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
 NOT_CARRIED = frozenset({"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
-                         "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before"})
+                         "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn",
+                         "chosen"})
 
 
 def tap_query(form):
@@ -1059,8 +1060,17 @@ def tap_query(form):
     follows the link, and the page it opens keeps the action, unit and weapon already chosen."""
     if form is None:
         return ""
+    # An action aimed at a unit and at no structure (a damage roll) keeps its unit: the tap only opens a
+    # card, as it does with JavaScript (battle_card). Dropped, the player had to choose the unit again.
+    keep_unit = form.spec is not None and "structure" not in {f.name for f in form.spec.fields}
     return urlencode([(k, v) for k, v in form.data.items()
-                      if k not in NOT_CARRIED and not k.startswith("dice_") and isinstance(v, str) and v])
+                      if (k not in NOT_CARRIED or k == "target" and keep_unit and str(v).startswith("u"))
+                      and not DIE_FIELD.fullmatch(k) and isinstance(v, str) and v])
+
+
+# A die typed into the attack form (dice_0, dice_1…): never carried to another page. `dice_mode` is a
+# choice ("I rolled"), and is: matched by its "dice_", a tap put the form back on "Roll for me".
+DIE_FIELD = re.compile(r"dice_\d+")
 
 
 # What "Update the form" posts that is not a choice: the page's own address must not carry it.
@@ -1068,8 +1078,9 @@ NOT_CHOSEN = frozenset({"csrfmiddlewaretoken", "client_token", "preview", "card"
 
 
 def chosen_url(battle, data):
-    """The page with the form's choices (and dice) in its address, opened at the form."""
-    return shown_url(battle, data) + "#attack-panel"
+    """The page with the form's choices (and dice) in its address, opened at the form, and the card
+    that was open (a damage roll's form names no structure of its own)."""
+    return shown_url(battle, data, card=data.get("card", "")) + "#attack-panel"
 
 
 def shown_url(battle, data, card=""):
@@ -1095,7 +1106,9 @@ def form_data(source, target=None):
     while the form's own `target` is the unit aimed at: a structure's id is not one."""
     data = source.copy()
     if target:
-        if data.get("target") == target:
+        # Only the structure's id goes: a unit aimed at may stand beside it in the address (`tap_query`).
+        data.setlist("target", [v for v in data.getlist("target") if v != target])
+        if not data.getlist("target"):
             del data["target"]
         if not data.get("structure"):
             data["structure"] = target
@@ -1274,8 +1287,8 @@ def _int(value, default=None):
     return number if -2 ** 63 < number < 2 ** 63 else default
 
 
-def page_url(battle, **params):
-    query = urlencode({k: v for k, v in params.items() if v})
+def page_url(battle, chosen=(), **params):
+    query = urlencode(list(chosen) + [(k, v) for k, v in params.items() if v])
     return reverse("battle", args=[battle.pk]) + (f"?{query}" if query else "")
 
 
@@ -1304,13 +1317,22 @@ def battle_detail(request, pk):
     viewer = viewer_for(request.user, battle, board.armies)
     before = _int(request.GET.get("before"))
     context = battle_context(battle, viewer, board=board, before=before)
-    target = request.GET.get("target", "")
     # The structure tapped; an address the form wrote itself ("Update the form", a follow-up link)
-    # names in `target` the unit aimed at, and the card is its structure's.
-    target = target if target.startswith("s") else ""
+    # names in `target` the unit aimed at, and the card is its structure's. A tap's link may name both.
+    target = next((t for t in reversed(request.GET.getlist("target")) if t.startswith("s")), "")
     form = None
     if battle.status == BattleStatus.IN_PROGRESS:
-        form = attack_form(request, battle, board, viewer, form_data(request.GET, target))
+        data = form_data(request.GET, target)
+        spec = rules.ACTIONS.get(str(data.get("action", "")))
+        # A tap (its link names the structure tapped and no structure of the form's) aims at the one
+        # enemy inside, as the tap does with JavaScript (battle_card): left on "none", a shot at a
+        # building its squad held hit nobody unless the player noticed.
+        if target and "structure" not in request.GET and not data.get("target") and spec is not None and \
+                any(f.name == "target" and f.type == "unit" for f in spec.fields):
+            enemy = likely_target(board.snapshot.state, target, viewer)
+            if enemy:
+                data["target"] = enemy
+        form = attack_form(request, battle, board, viewer, data)
     card = board.structure(target or (form.data.get("structure") if form else ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
                    **poller_context(battle, context["log_total"], poll_token(request, battle)))
@@ -1325,6 +1347,14 @@ def battle_detail(request, pk):
         context["commanders"] = permissions.club_members(battle.club_id)
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
+    # A turn button's or an undo's refusal, handed on by the POST without JavaScript (`_after_change`):
+    # in the turns panel (by the dice field it is about) as the HTMX answer shows it, not at the page's
+    # top, screens above the field the redirect opens at.
+    shown = list(messages.get_messages(request))
+    problems = [m.message for m in shown if TURN_PROBLEM in m.tags.split()]
+    if problems:
+        context["messages"] = [m for m in shown if TURN_PROBLEM not in m.tags.split()]
+        context["turns"]["problem"] = " ".join(problems)
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays and still_asked(request.GET, battle, context):
         context["turns"].update(confirm_for=request.GET["confirm"], confirm_own=request.GET.get("own") == "1",
                                 confirm_dice=request.GET.get("dice", ""))
@@ -1444,8 +1474,10 @@ def battle_resolve(request, pk):
         # Hits to roll damage for: the page offers that roll ready filled in, as the HTMX answer does.
         snapshot = getattr(entry, "snapshot", None)
         follow = damage_follow_ups(battle, entry, snapshot.state if snapshot is not None else snap.load(battle).state)
-        # The same action and dice mode again, as the form in the HTMX answer keeps them (fresh_form).
-        return see_other(page_url(battle, target=target, action=action,
+        # The same action and dice mode again, as the form in the HTMX answer keeps them (fresh_form),
+        # and the card that was open, as the HTMX answer keeps it (a damage roll names no structure).
+        card = str(data.get("card") or target)
+        return see_other(page_url(battle, target=card, structure=target if target != card else None, action=action,
                                   dice_mode="player" if data.get("dice_mode") == "player" else None,
                                   result=entry.seq if follow else None))
     snapshot = getattr(entry, "snapshot", None)
@@ -1605,7 +1637,7 @@ def _form_again(request, battle, data, error=None):
     if wrong is not None and not any(r.error for r in form.dice):
         form.fields[wrong].widget.attrs["autofocus"] = True
     context = battle_context(battle, viewer, board=board)
-    card = board.structure(form.data.get("structure", ""))
+    card = board.structure(data.get("card") or form.data.get("structure", ""))
     context.update(form=form, card_structure=card, card_sid=card.sid if card else "", tap_query=tap_query(form),
                    **poller_context(battle, context["log_total"], poll_token(request, battle)))
     return render(request, "battles/battle.html", context, status=422 if error else 200)
@@ -1617,7 +1649,9 @@ def battle_undo(request, pk):
     """Undo the newest action (an organiser, or the player who made it)."""
     battle = scoped_battle(request, pk)
     if unconfirmed(request):
-        return see_other(page_url(battle, confirm="undo", seq=_int(request.POST.get("seq"))) + "#turns")
+        # The card open stays open through the question, as it does through the answer.
+        return see_other(page_url(battle, kept_choices(request.POST), target=request.POST.get("target"),
+                                  confirm="undo", seq=_int(request.POST.get("seq"))) + "#turns")
     try:
         entry = services.undo_last(battle_id=battle.pk, user=request.user, seq=_int(request.POST.get("seq")))
         done, problem = "; ".join(f"#{e.seq}: {e.summary}" for e in entry.undos), ""
@@ -1634,7 +1668,8 @@ def battle_turn(request, pk):
     action = str(request.POST.get("action", ""))
     if action in CONFIRMED_ACTIONS and unconfirmed(request):
         own = request.POST.get("dice_mode") == "player"
-        return see_other(page_url(battle, confirm=action, turn=battle.turn, own="1" if own else None,
+        return see_other(page_url(battle, kept_choices(request.POST), target=request.POST.get("target"),
+                                  confirm=action, turn=battle.turn, own="1" if own else None,
                                   dice=request.POST.get("dice", "") if own else None) + "#turns")
     token = _token(request.POST.get("client_token"))
     try:
@@ -1689,19 +1724,22 @@ def own_dice(data):
     return re.findall(r"\d+", text)
 
 
+TURN_PROBLEM = "turns"  # a refusal's message tag: the battle page shows it in its turns panel
+
+
 def _after_change(request, battle, done, problem, *, after):
     target = request.POST.get("card") or request.POST.get("target", "")
     if not request.htmx:
         if problem:
-            messages.error(request, problem)
+            messages.error(request, problem, extra_tags=TURN_PROBLEM)
         else:
             messages.success(request, done)
         if problem and request.POST.get("dice_mode") == "player":
             # Open again where the players typed their dice, with what they typed.
             action = request.POST.get("action")
-            return see_other(page_url(battle, target=target, dice_for=action, dice=request.POST.get("dice", ""))
-                             + f"#dice-{action}")
-        return see_other(page_url(battle, target=target))
+            return see_other(page_url(battle, kept_choices(request.POST), target=target, dice_for=action,
+                                      dice=request.POST.get("dice", "")) + f"#dice-{action}")
+        return see_other(page_url(battle, kept_choices(request.POST), target=target))
     battle.refresh_from_db(fields=["status"])
     if not problem and request.POST.get("action") == "start":
         # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
@@ -1769,6 +1807,15 @@ def likely_target(state, sid, viewer):
     enemies = [f.unit for f in structure.floors
                if f.unit in state.units and state.units[f.unit].side not in viewer.sides]
     return enemies[0] if len(enemies) == 1 else None
+
+
+def kept_choices(data):
+    """The attack form's choices a plain turn or undo form sends (`chosen`: its page's `tap_query`), as
+    pairs for the address it answers with: the page comes back with them, as with JavaScript the form
+    stays as it was. Only what a tap may carry is kept."""
+    query = QueryDict(str(data.get("chosen", "")))
+    return [(k, v) for k, values in query.lists() if k not in NOT_CARRIED and not DIE_FIELD.fullmatch(k)
+            for v in values if v and (k != "target" or v.startswith("u"))]
 
 
 def _after(data, default):

@@ -205,7 +205,8 @@ def map_of(battle, structures, units):
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper(),
                                         pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
-                        for u in units if u.x is not None and u.y is not None and not u.destroyed])
+                        for u in units if u.x is not None and u.y is not None and not u.destroyed],
+                       float(battle.table_width), float(battle.table_depth))
     place_names(structures, float(battle.table_width), float(battle.table_depth))
     # Each piece's tap shape is worked out when the piece is drawn: an answer draws only the pieces
     # that changed. A shape depends on the footprints alone, which no log entry changes: once worked
@@ -350,18 +351,19 @@ def piece_svg(m):
 
 def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
-    screen reader and as a hover title; a pinned or routed unit's "1 pin" or "routed" under it, as a crew's."""
+    screen reader and as a hover title; a pinned or routed unit's "1 pin" or "routed" beside it, as a
+    crew's, where `fan_out` found it room."""
     e = conditional_escape
 
     def unit(u):
-        mark, said, state = ("routed", "routed", " is-routed") if u.routed else \
-            (f"{u.pins} pin{'s' * (u.pins != 1)}", f"pinned {u.pins}", " is-pinned") if u.pins else ("", "", "")
+        said, state = ("routed", " is-routed") if u.routed else \
+            (f"pinned {u.pins}", " is-pinned") if u.pins else ("", "")
         who = f"{e(u.name)} (side {e(u.side)}{', ' + said if said else ''})"
         return (f'<circle class="map-unit side-{e(u.side)}{state}" cx="{_g(u.x)}" cy="{_g(u.y)}" r="1" role="img" '
                 f'aria-label="{who}"><title>{who}</title></circle>'
                 f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
-                + (f'<text class="map-unit-state" x="{_g(u.x)}" y="{_g(round(u.y + 1.8, 2))}" aria-hidden="true">'
-                   f'{mark}</text>' if mark else ""))
+                + (f'<text class="map-unit-state" x="{_g(u.mark_x)}" y="{_g(u.mark_y)}" aria-hidden="true">'
+                   f'{u.mark}</text>' if u.mark else ""))
     return mark_safe("".join(unit(u) for u in pieces))
 
 
@@ -369,17 +371,128 @@ def _g(number):
     return f"{number:g}"
 
 
-def fan_out(pieces, step=2.1):
-    """Units standing on one spot (a squad and the one that fled beside it) would draw as one dot: the
-    second and later are drawn around the first, a marker's width apart; their titles keep the names."""
-    by_spot = {}
-    for piece in pieces:
-        by_spot.setdefault((round(piece.x, 1), round(piece.y, 1)), []).append(piece)
-    for group in by_spot.values():
-        for i, piece in enumerate(group[1:]):
-            turn = math.tau * i / max(len(group) - 1, 6)
-            piece.x, piece.y = round(piece.x + step * math.cos(turn), 2), round(piece.y + step * math.sin(turn), 2)
+def unit_mark(pins, routed):
+    """The word beside a unit's dot: "1 pin", "2 pins", "routed", or none."""
+    return "routed" if routed else f"{pins} pin{'s' * (pins != 1)}" if pins else ""
+
+
+# A unit's dot as the map draws it (battle.css): radius 1 and half its 0.35 ring, rounded up; its mark's
+# size and halo (`.map text`'s stroke).
+UNIT_DOT, UNIT_MARK_SIZE, UNIT_MARK_HALO = 1.2, 1.3, 0.35
+
+
+def fan_out(pieces, table_w, table_d):
+    """Units standing on one spot (a crew's sections that left their bunker, a squad and the one that
+    fled beside it) or nearly would draw as one dot, and a later dot over an earlier one's "1 pin": a
+    player could not tell which was pinned. Each unit keeps its spot where its dot and its mark fit
+    there clear of every other dot and mark; else it is drawn on the nearest ring around its spot, a
+    dot's width apart, where both fit on the table. Its title keeps its name. Sets each piece's x, y
+    and its mark (`unit_mark`) and where that goes."""
+    crowd = _Crowd((0, 0, table_w, table_d))
+    # The spots of the units that will stay on them (no earlier one's dot there) are held from the
+    # first: an earlier unit's mark must not push a later one off the spot where it stands.
+    for index, piece in enumerate(pieces):
+        piece.mark = unit_mark(piece.pins, piece.routed)
+        if crowd.dot_free(piece.x, piece.y, None):
+            crowd.add_dot(piece.x, piece.y, index)
+    for index, piece in enumerate(pieces):
+        half_w = sum(map(NAME_EMS.__getitem__, piece.mark)) * UNIT_MARK_SIZE / 2 + UNIT_MARK_HALO / 2
+        crowd.remove_dot(piece.x, piece.y, index)
+        for x, y in _unit_spots(piece.x, piece.y, table_w, table_d):
+            if crowd.dot_free(x, y, index):
+                place = next(((x, y, m) for m in _mark_places(x, y, half_w)
+                              if not piece.mark or crowd.mark_free(m[2], index)), None)
+                if place:
+                    break
+        else:  # a table packed tighter than any battle: its spot, and its mark under it
+            place = (piece.x, piece.y, _mark_places(piece.x, piece.y, half_w)[0])
+        piece.x, piece.y, (piece.mark_x, piece.mark_y, box) = place
+        crowd.add_dot(piece.x, piece.y, index)
+        if piece.mark:
+            crowd.add_mark(box)
     return pieces
+
+
+def _unit_spots(x, y, table_w, table_d, rings=24):
+    """Where a unit at (x, y) may be drawn, the nearest first: its spot, then rings around it half a dot
+    apart (a dot that overlaps another by a little moves a little), places on each a dot apart or more."""
+    yield x, y
+    for ring in range(1, rings + 1):
+        step, count = UNIT_DOT * ring, 6 * ((ring + 1) // 2)
+        for k in range(count):
+            turn = math.tau * k / count
+            dx, dy = round(x + step * math.cos(turn), 2), round(y + step * math.sin(turn), 2)
+            # A dot moved off its spot stays on the table; one at the edge on its spot may overhang it.
+            if UNIT_DOT <= dx <= table_w - UNIT_DOT and UNIT_DOT <= dy <= table_d - UNIT_DOT:
+                yield dx, dy
+
+
+def _mark_places(x, y, half_w):
+    """The four places of a mark around a dot at (x, y), each (x, y, its box): under it, as a crew's
+    under its bunker; over it, a little higher ("pin"'s descender hangs towards the dot); beside it."""
+    h = NAME_LINE_EMS * UNIT_MARK_SIZE / 2 + UNIT_MARK_HALO / 2
+    marks = [(round(mx, 2), round(my, 2)) for mx, my in (
+        (x, y + 1.8), (x, y - 2), (x + UNIT_DOT + half_w, y), (x - UNIT_DOT - half_w, y))]
+    return [(mx, my, (mx - half_w, my - h, mx + half_w, my + h)) for mx, my in marks]
+
+
+class _Crowd:
+    """The units' dots and marks placed so far, each filed under the squares of the table it covers and
+    checked against those of its own squares only: fifty units on one spot, each place checked against
+    every other, took over a second."""
+
+    CELL = 6  # inches
+
+    def __init__(self, table):
+        self.table, self.dots, self.marks = table, {}, {}
+
+    def _cells(self, box):
+        c = self.CELL
+        return [(i, j) for i in range(math.floor(box[0] / c), math.floor(box[2] / c) + 1)
+                for j in range(math.floor(box[1] / c), math.floor(box[3] / c) + 1)]
+
+    def _near(self, grid, box):
+        return [item for cell in self._cells(box) for item in grid.get(cell, ())]
+
+    def add_dot(self, x, y, owner):
+        for cell in self._cells((x, y, x, y)):
+            self.dots.setdefault(cell, []).append((x, y, owner))
+
+    def remove_dot(self, x, y, owner):
+        for cell in self._cells((x, y, x, y)):
+            if (x, y, owner) in self.dots.get(cell, ()):
+                self.dots[cell].remove((x, y, owner))
+
+    def add_mark(self, box):
+        for cell in self._cells(box):
+            self.marks.setdefault(cell, []).append(box)
+
+    def dot_free(self, x, y, owner):
+        reach = 2 * UNIT_DOT
+        around = (x - reach, y - reach, x + reach, y + reach)
+        # A hundredth to spare: two dots a ring's step apart, worked out in floats, come out a hair nearer.
+        return not any(o != owner and math.dist((x, y), (dx, dy)) < reach - 0.01
+                       for dx, dy, o in self._near(self.dots, around)) \
+            and not any(_dot_meets(x, y, mark) for mark in self._near(self.marks, around))
+
+    def mark_free(self, box, owner):
+        x0, y0, x1, y1 = box
+        r = 2 * UNIT_DOT
+        return (self.table[0] <= x0 and self.table[1] <= y0 and x1 <= self.table[2] and y1 <= self.table[3]
+                and not any(_boxes_meet(box, mark) for mark in self._near(self.marks, box))
+                and not any(o != owner and _dot_meets(dx, dy, box)
+                            for dx, dy, o in self._near(self.dots, (x0 - r, y0 - r, x1 + r, y1 + r))))
+
+
+def _dot_meets(x, y, box):
+    """Whether a dot at (x, y) comes nearer a mark's box than its own dot may (a side mark's is 1.2
+    inches off it): with another dot as near, the mark would say neither's pins."""
+    x0, y0, x1, y1 = box
+    return math.dist((x, y), (min(max(x, x0), x1), min(max(y, y0), y1))) < UNIT_DOT + 0.4
+
+
+def _boxes_meet(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 NAME_CHARS, NAME_SIZE, NAME_HALO = 18, 1.45, 0.3  # a name on the map: characters at most, height and halo in inches (battle.css)

@@ -1,0 +1,129 @@
+"""Units in the open on the map (views.fan_out, views.units_svg): where several stand on one spot, or
+nearly, each dot and each unit's "1 pin" or "routed" must stay readable. A later dot was drawn over an
+earlier unit's mark, and on a crowded spot a player could not tell which unit was pinned."""
+
+import math
+import random
+import re
+import uuid
+from types import SimpleNamespace
+
+from apps.armies.models import Unit
+from apps.battles.views import fan_out
+from tests import factories
+from tests.battles.test_poll import HTMX, held
+from tests.battles.test_views import signed, uid, url, w  # noqa: F401 - w is the battle fixture
+from tests.campaigns.test_pages import body
+
+# What Debian's Chromium draws (getBBox of the demo's marks, DejaVu Sans Bold at 1.3 inches), the halo
+# (the text's 0.35-inch stroke) added; a dot's radius and half its ring.
+MARK_WIDTH = {"1 pin": 3.70, "2 pins": 4.44, "3 pins": 4.44, "routed": 4.89}
+MARK_HEIGHT, HALO, DOT = 1.54, 0.35, 1.175
+
+UNIT = re.compile(r'<circle class="map-unit[^"]*" cx="([\d.]+)" cy="([\d.]+)" r="1" role="img" aria-label="([^"(]+) '
+                  r'\([^"]*"><title>[^<]*</title></circle><text class="map-unit-initials"[^>]*>[^<]*</text>'
+                  r'(?:<text class="map-unit-state" x="([\d.-]+)" y="([\d.-]+)" aria-hidden="true">([^<]+)</text>)?')
+
+
+def drawn(html):
+    """Each unit's dot and its mark's box as the page draws them: {name: ((x, y), box or None)}."""
+    group = re.search(r'<g id="map-units"[^>]*>(.*?)</g>', html, re.S).group(1)
+    units = {}
+    for x, y, name, mx, my, mark in UNIT.findall(group):
+        box = None
+        if mark:
+            half_w, half_h = (MARK_WIDTH[mark] + HALO) / 2, (MARK_HEIGHT + HALO) / 2
+            box = (float(mx) - half_w, float(my) - half_h, float(mx) + half_w, float(my) + half_h)
+        units[name] = ((float(x), float(y)), box)
+    assert len(units) == group.count("<circle"), "every dot parsed"
+    return units
+
+
+def gap(spot, box):
+    """How far a dot's centre is from a box (0 inside it)."""
+    x0, y0, x1, y1 = box
+    return math.dist(spot, (min(max(spot[0], x0), x1), min(max(spot[1], y0), y1)))
+
+
+def boxes_meet(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def assert_readable(units, table=(72, 48)):
+    for name, (spot, box) in units.items():
+        for other, (other_spot, other_box) in units.items():
+            if other == name:
+                continue
+            if box:
+                assert gap(other_spot, box) >= DOT, f"{other}'s dot over {name}'s mark"
+                assert not (other_box and boxes_meet(box, other_box)), (name, other)
+                # Read as its own: nearer its dot than any other.
+                assert gap(spot, box) < gap(other_spot, box), (name, other)
+            # Nor a dot's ring under another dot (the initials are on the dots).
+            assert math.dist(spot, other_spot) >= 2 * DOT, (name, other)
+        if box:
+            assert 0 <= box[0] and 0 <= box[1] and box[2] <= table[0] and box[3] <= table[1], name
+
+
+def test_units_on_one_spot_keep_each_mark_clear_of_every_other_dot(client, db):
+    """Disposable Heroes: a crew's three sections leave their bunker onto one spot, all routed, beside a
+    pinned squad and a fresh one; another pinned squad stands an inch off. The second and third dots were
+    drawn over the first's "routed", and the pinned squad's "1 pin" lay under the next dot."""
+    dh = factories.make_world(ruleset="dh", club_name="Heroes club")
+    for name, pins in (("Section 1", 3), ("Section 2", 3), ("Section 3", 3), ("Squad pinned", 1), ("Squad fresh", 0)):
+        dh.unit("A", name, x=30, y=20, pins=pins)
+    dh.unit("B", "Near squad", x=31, y=20.5, pins=2)
+    dh.unit("B", "Far squad", x=60, y=40, pins=1)
+    units = drawn(body(signed(client, dh.alice).get(url(dh, "battle"))))
+    assert len(units) == 7 and sum(box is not None for _, box in units.values()) == 6
+    assert_readable(units)
+    # Nobody moves who need not: the first on the spot, and a unit alone with its mark under it.
+    assert units["Far squad"] == ((60, 40), (60 - 2.025, 41.8 - 0.945, 60 + 2.025, 41.8 + 0.945))
+    assert units["Section 1"][0] == (30, 20)
+    # The crowd stays round its spot.
+    assert all(math.dist(spot, (30, 20)) < 8 for spot, _ in units.values() if spot != (60, 40))
+
+
+def test_a_unit_moved_onto_a_crowded_spot_is_redrawn_clear_in_the_answer(client, w):
+    """The live update redraws only the units' group: the answer to a move draws the crowd as the page does."""
+    Unit.objects.filter(pk=w.pioneers.pk).update(x=10, y=5, pins=1)
+    Unit.objects.filter(pk=w.rifles.pk).update(pins=2)
+    signed(client, w.alice)
+    page_held = held(w)
+    answer = body(client.post(url(w, "battle_resolve"), {
+        "action": "move", "unit": uid(w.gun), "x": "10", "y": "5", "client_token": str(uuid.uuid4()),
+        "m": page_held["m"], "after": page_held["after"], "v": page_held["v"]}, **HTMX))
+    assert '<g id="map-units" hx-swap-oob="true">' in answer and 'id="map"' not in answer
+    units = drawn(answer)
+    assert set(units) == {"Field gun", "Rifles", "Pioneers"}
+    assert_readable(units)
+    assert units == drawn(body(client.get(url(w, "battle"))))
+
+
+def test_a_mark_at_the_tables_edge_goes_where_it_can_be_read(client, w):
+    """A pinned unit on the bottom edge: its "1 pin" under it fell off the table."""
+    Unit.objects.filter(pk=w.pioneers.pk).update(y=47.5, pins=1)
+    spot, box = drawn(body(signed(client, w.alice).get(url(w, "battle"))))["Pioneers"]
+    assert spot == (40, 47.5) and box[3] <= 48 and (box[1] + box[3]) / 2 < 47.5 - DOT  # over the dot
+
+
+def test_any_crowd_keeps_every_dot_and_mark_apart():
+    """Two hundred seeded crowds: units dropped on a few spots of a small table, pinned or not."""
+    rng = random.Random(6)
+    for _ in range(200):
+        spots = [(rng.uniform(0, 40), rng.uniform(0, 30)) for _ in range(rng.randint(1, 4))]
+        pieces = []
+        for i in range(rng.randint(2, 12)):
+            x, y = rng.choice(spots)
+            pins = rng.choice([0, 0, 1, 2, 3])
+            pieces.append(SimpleNamespace(name=f"U{i}", x=round(x + rng.choice([0, 0, 0.5, 1.5]), 2), y=round(y, 2),
+                                          pins=pins, routed=pins >= 3 and rng.random() < 0.5))
+        fan_out(pieces, 40, 30)
+        units = {}
+        for p in pieces:
+            box = None
+            if p.mark:
+                half_w, half_h = (MARK_WIDTH[p.mark] + HALO) / 2, (MARK_HEIGHT + HALO) / 2
+                box = (p.mark_x - half_w, p.mark_y - half_h, p.mark_x + half_w, p.mark_y + half_h)
+            units[p.name] = ((p.x, p.y), box)
+        assert_readable(units, table=(40, 30))

@@ -1,9 +1,12 @@
 """The answers every app's views give the same way: the 303 after a POST and the refusal page."""
 
+from functools import wraps
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, HttpResponseForbidden, HttpResponseNotFound
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views import defaults
 
 
@@ -12,6 +15,20 @@ def see_other(url):
     response = redirect(url)
     response.status_code = 303
     return response
+
+
+def post_or_back(page):
+    """POST only, like require_POST; but a GET goes to `page` (a URL name taking the view's pk) instead of
+    a bare 405: the address of a page a form without JavaScript answered (a refusal, a confirmation),
+    opened again from history or reloaded, lands where that form was."""
+    def decorator(view):
+        @wraps(view)
+        def only_post(request, pk):
+            if request.method != "POST":
+                return see_other(reverse(page, args=[pk]))
+            return view(request, pk=pk)
+        return only_post
+    return decorator
 
 
 def refused(request, message, *, status=403, title="Not allowed", back=None):

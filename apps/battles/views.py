@@ -10,7 +10,7 @@ import re
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache, wraps
+from functools import cached_property, lru_cache
 from fractions import Fraction
 from types import MappingProxyType, SimpleNamespace
 from urllib.parse import urlencode
@@ -39,7 +39,7 @@ from apps.campaigns import permissions
 from apps.campaigns.models import Role
 from apps.structures.models import Floor
 from apps.structures.views import free_riflemen, openings_by_side, weapons_lost
-from config.responses import refused, see_other
+from config.responses import post_or_back, refused, see_other
 
 PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
@@ -1407,17 +1407,6 @@ def page_url(battle, chosen=(), **params):
 
 # Views -----------------------------------------------------------------------------------------
 
-def post_or_back(view):
-    """POST only, like require_POST; but a GET, the address of a page a form without JavaScript
-    answered, opened again from history, goes to the battle page instead of a bare 405."""
-    @wraps(view)
-    def only_post(request, pk):
-        if request.method != "POST":
-            return see_other(reverse("battle", args=[pk]))
-        return view(request, pk)
-    return only_post
-
-
 @login_required
 @require_GET
 @never_cache
@@ -1557,7 +1546,7 @@ def battle_log(request, pk):
 
 
 @login_required
-@post_or_back
+@post_or_back("battle")
 def battle_resolve(request, pk):
     """Resolve the attack form's action on the server."""
     battle = scoped_battle(request, pk)
@@ -1757,7 +1746,7 @@ def _form_again(request, battle, data, error=None):
 
 
 @login_required
-@post_or_back
+@post_or_back("battle")
 def battle_undo(request, pk):
     """Undo the newest action (an organiser, or the player who made it)."""
     battle = scoped_battle(request, pk)
@@ -1774,7 +1763,7 @@ def battle_undo(request, pk):
 
 
 @login_required
-@post_or_back
+@post_or_back("battle")
 def battle_turn(request, pk):
     """The turn buttons: start the battle, upkeep, end the turn, and LaserGrenadiers' initiative."""
     battle = scoped_battle(request, pk)

@@ -13,7 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from apps import rules
 from apps.campaigns import permissions, services
@@ -23,7 +23,7 @@ from apps.campaigns.scenario_forms import SeenValues
 from apps.campaigns.views import campaign_context
 from apps.structures.formats import parse_document
 from apps.structures.views import ImportForm, download_name, run_import
-from config.responses import refused, see_other
+from config.responses import post_or_back, refused, see_other
 
 WINNERS = (("A", "Side A won"), ("B", "Side B won"), ("D", "A draw"))
 
@@ -168,7 +168,7 @@ def first_error(form):
 # ---------------------------------------------------------------------------------- sessions
 
 @login_required
-@require_POST
+@post_or_back("campaign")
 @organised_campaign("start a session", campaign_url)
 def session_start(request, campaign):
     """The next session: a battle set up from the campaign's ground and rosters as they stand. The
@@ -192,7 +192,7 @@ def session_start(request, campaign):
 
 
 @login_required
-@require_POST
+@post_or_back("campaign")
 @organised_campaign("discard a session", campaign_url)
 def session_discard(request, campaign):
     """Take back the newest session while nothing has happened in it (set up by mistake)."""
@@ -209,7 +209,7 @@ def session_discard(request, campaign):
 
 
 @login_required
-@require_POST
+@post_or_back("battle")
 def battle_finish(request, pk):
     """End a battle from the battle page: the result, and for a campaign battle its end state written
     back to the campaign."""
@@ -240,7 +240,7 @@ def battle_finish(request, pk):
 
 
 @login_required
-@require_POST
+@post_or_back("campaign")
 @organised_campaign("reopen a session", campaign_url)
 def session_reopen(request, campaign):
     """Reopen the last finished session: the campaign goes back to exactly what it was before it ended."""
@@ -258,7 +258,7 @@ def session_reopen(request, campaign):
 
 
 @login_required
-@require_POST
+@post_or_back("campaign")
 @organised_campaign("change the campaign's settings", settings_url)
 def campaign_settings(request, campaign):
     form = SettingsForm(request.POST, instance=campaign)
@@ -292,7 +292,7 @@ def settings_refused(request, campaign, form, change):
 
 
 @login_required
-@require_POST
+@post_or_back("campaign")
 @organised_campaign("choose who commands a side", lambda campaign: campaign_url(campaign, "rosters"))
 def campaign_commander(request, campaign):
     members = permissions.club_members(campaign.club_id)
@@ -314,7 +314,7 @@ def campaign_commander(request, campaign):
 
 
 @login_required
-@require_POST
+@post_or_back("battle")
 def battle_commander(request, pk):
     """Who plays a side, from the battle page (organisers): a campaign's battle changes with its campaign."""
     battle = permissions.get_or_404(permissions.battles_for(request.user).select_related("club"), pk=pk)

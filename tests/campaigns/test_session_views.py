@@ -159,11 +159,22 @@ def test_another_clubs_organiser_finds_nothing(client, demo):
     assert state(demo) == before
 
 
-def test_controls_only_answer_posts(client, demo):
+def test_controls_only_answer_posts_and_a_get_goes_back_to_their_page(client, demo):
+    """A control's address opened again (from history, or reloaded after a refusal page without JavaScript)
+    changes nothing and lands on the page its form was on, not on a bare 405."""
     signed(client, demo.organiser)
-    for name, pk in (("campaign_session_start", demo.campaign.pk), ("campaign_session_reopen", demo.campaign.pk),
-                     ("campaign_settings", demo.campaign.pk), ("battle_finish", demo.session1.pk)):
-        assert client.get(reverse(name, args=[pk])).status_code == 405
+    before = state(demo)
+    campaign, battle = reverse("campaign", args=[demo.campaign.pk]), reverse("battle", args=[demo.session1.pk])
+    for name, pk, page in (("campaign_session_start", demo.campaign.pk, campaign),
+                           ("campaign_session_reopen", demo.campaign.pk, campaign),
+                           ("campaign_session_discard", demo.campaign.pk, campaign),
+                           ("campaign_settings", demo.campaign.pk, campaign),
+                           ("campaign_commander", demo.campaign.pk, campaign),
+                           ("battle_finish", demo.session1.pk, battle),
+                           ("battle_commander", demo.session1.pk, battle)):
+        response = client.get(reverse(name, args=[pk]))
+        assert (response.status_code, response["Location"]) == (303, page), name
+    assert state(demo) == before
 
 
 def test_signed_out_visitors_are_sent_to_sign_in(client, demo):

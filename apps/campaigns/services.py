@@ -360,7 +360,7 @@ def _write_back(battle, campaign):
     setup = _at_setup(battle)
     copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
     grounds = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
-    changed = []
+    changed, short = [], {}
     for copy in copies:
         original = grounds[copy.origin_id]
         was = (setup or {}).get("structures", {}).get(str(original.pk))
@@ -368,8 +368,11 @@ def _write_back(battle, campaign):
             for field in STRUCTURE_WRITE_FIELDS:
                 setattr(original, field, getattr(copy, field))
         else:
-            _merge_structure(original, copy, {f: Structure._meta.get_field(f).to_python(v) for f, v in was.items()
-                                              if f in STRUCTURE_WRITE_FIELDS}, campaign)
+            missing = _merge_structure(original, copy, {f: Structure._meta.get_field(f).to_python(v)
+                                                        for f, v in was.items() if f in STRUCTURE_WRITE_FIELDS},
+                                       campaign)
+            if missing:
+                short[original.pk] = missing
         changed.append(original)
     Structure.objects.bulk_update(changed, STRUCTURE_WRITE_FIELDS)
 
@@ -443,7 +446,32 @@ def _write_back(battle, campaign):
         # With the weapons it carried (a crew's rifles and grenades): its next session offers them.
         arms += [UnitWeapon(unit=row, weapon_id=uw.weapon_id, count=uw.count) for uw in carried.get(unit.pk, [])]
     UnitWeapon.objects.bulk_create(arms)
+    if short:
+        _losses_among_those_who_walked_out(short, campaign, setup, grounds)
     return created
+
+
+def _losses_among_those_who_walked_out(short, campaign, setup, grounds):
+    """`short`: structure pk → men one table killed in its crew that were no longer in it, because the
+    crew walked out at a table open at the same time. Those men are the sections it formed, formed
+    since this session was set up (on the roster already, or just joined it): the losses come off them,
+    the first formed first, so the dead count in the tally instead of vanishing below an empty crew."""
+    known = {int(pk) for pk in setup["units"]}
+    # Not one that went back in: its men are the crew's again, counted there.
+    sections = [u for u in Unit.objects.filter(army__campaign=campaign, crew_of_id__in=short, destroyed=False,
+                                               rejoined=False, models_left__gt=0).select_related("floor")
+                .order_by("pk") if u.pk not in known]
+    for unit in sections:
+        lost = min(short[unit.crew_of_id], unit.models_left)
+        short[unit.crew_of_id] -= lost
+        unit.models_left -= lost
+        if unit.models_left == 0:
+            unit.destroyed = True
+            if unit.floor_id:
+                # The dead hold no floor: they lie at the building's spot, as `_place` leaves them.
+                where = grounds[unit.floor.structure_id]
+                unit.floor, unit.x, unit.y = None, where.x, where.y
+    Unit.objects.bulk_update(sections, ["models_left", "destroyed", "floor", "x", "y"])
 
 
 def _merge_structure(original, copy, was, campaign):
@@ -483,7 +511,7 @@ def _merge_structure(original, copy, was, campaign):
             copy.collapsed or was["collapsed"])
         if (collapsed_here and now != fire_was) or (collapsed_there and mine != fire_was):
             original.fire_size = original.fire_started_turn = None
-    _within_limits(original, campaign)
+    return _within_limits(original, campaign)
 
 
 def _within_limits(s, campaign):
@@ -491,7 +519,8 @@ def _within_limits(s, campaign):
     (with LaserGrenadiers' damage points, reaching it leaves the structure untenable: destroyed and
     impassable, as the attack that reaches it does), breach progress at most what breaches it (and then
     it is breached), a crew never fewer than no men, pins 0 to 3, and a crew with no one left neither
-    pinned nor routed (as `apps.rules.outcome` keeps it)."""
+    pinned nor routed (as `apps.rules.outcome` keeps it). Returns how many men the crew's count went below
+    none: those of a crew that walked out at the other table (`_losses_among_those_who_walked_out`)."""
     s.damage_taken = min(max(0, s.damage_taken), s.damage_max)
     if s.damage_max and s.damage_taken == s.damage_max and campaign.ruleset == "lg" and campaign.damage_variant:
         s.destroyed = s.impassable = True
@@ -499,11 +528,13 @@ def _within_limits(s, campaign):
     if s.breach_needed:
         s.breach_scored = min(s.breach_scored, s.breach_needed)
         s.breached = s.breached or s.breach_scored == s.breach_needed
+    missing = max(0, -s.crew_men)
     s.crew_men, s.crew_left = max(0, s.crew_men), max(0, s.crew_left)
     s.crew_penetrating_hits = max(0, s.crew_penetrating_hits)
     s.crew_pins = min(max(0, s.crew_pins), DH_PINS_TO_ROUT)
     if s.crew_men == 0:
         s.crew_pins, s.crew_routed = 0, False
+    return missing
 
 
 def _place(unit, floors, grounds):

@@ -386,3 +386,52 @@ def test_a_rejoined_sections_line_says_how_many_went_back_in_not_a_strength_it_n
     rows = table_rows(signed(client, olga).get(reverse("campaign", args=[campaign.pk])), "roster-A")
     row = next(r for r in rows if r[0].startswith(f"{PIT} crew 1"))
     assert row[1:] == ["6 of 7 went back in", "1"]
+
+
+@pytest.mark.parametrize("first", ["walked out", "fired at"])
+def test_a_crew_that_walked_out_at_one_table_takes_the_other_tables_losses_among_it(client, winter, first):
+    """Two sessions open at once (the campaign allows it). At table 1 the pit's nine walk out as one
+    section; at table 2 three of the same nine fall in the pit. Whichever table finishes first, six of
+    them are on the roster: the three dead come off the section that walked out, and count in the tally.
+    They came off nothing (a crew's men never go below none), and the campaign had nine alive."""
+    campaign, olga = winter
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    first_session = campaign.battles.get(session_number=1)
+    start(client, olga, first_session)
+    finish(client, olga, first_session)
+    for number in (2, 3):
+        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
+        casualties="3", guts_passed="yes")
+    first_done, last_done = (one, two) if first == "walked out" else (two, one)
+    finish(client, olga, first_done)
+    after_first = rows_of(campaign)
+    finish(client, olga, last_done)
+    after_both = rows_of(campaign)
+
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    assert (ground.crew_men, ground.crew_left) == (0, 9)
+    section = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    assert (section.models_start, section.models_left, section.destroyed) == (9, 6, False)
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["3", "3 of 19", "0 of 2"]
+    assert [f"{PIT} crew 1 Infantry · at 30″, 5.5″", "6/9", "3"] in table_rows(page, "roster-A")
+
+    # Reopened, the last to finish gives back exactly what the first left, the section's men with it.
+    response = signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"})
+    assert response.status_code == 303
+    assert rows_of(campaign) == after_first
+    finish(client, olga, last_done)
+    assert rows_of(campaign) == after_both
+
+
+def rows_of(campaign):
+    """The campaign's rows, a unit by everything but its id (a section born at a table finished again is
+    a new row)."""
+    return (list(Structure.objects.filter(campaign=campaign).order_by("pk").values()),
+            [{k: v for k, v in row.items() if k != "id"}
+             for row in Unit.objects.filter(army__campaign=campaign).order_by("pk").values()])

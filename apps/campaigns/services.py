@@ -142,13 +142,18 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
             structures.update(fire_size=None, fire_started_turn=None)
         Unit.objects.filter(army__battle=battle).update(pins=0, down=False, acted=False, incapacitated=False,
                                                         morale_check_pending=False)
-        # What the session starts from, for finishing it: where several sessions are open at once, it
-        # writes back only what it changed (`_write_back`). In the log, not on the battle row, which
-        # every action reads.
-        at_setup = json.loads(json.dumps(_campaign_state(campaign), cls=DjangoJSONEncoder))
-        append_entry(battle, action="session_start", actor=user, outcome={SETUP_KEY: at_setup},
-                     summary=f"Session {number} of {campaign.name} set up from the campaign's ground and rosters")
+        record_setup(battle, campaign, user)
         return battle
+
+
+def record_setup(battle, campaign, user):
+    """What a session starts from, for finishing it: where several sessions are open at once, it writes
+    back only what it changed (`_write_back`). In the log, not on the battle row, which every action
+    reads. Its first entry: call it once the battle's copies are made, before anything is played."""
+    at_setup = json.loads(json.dumps(_campaign_state(campaign), cls=DjangoJSONEncoder))
+    append_entry(battle, action="session_start", actor=user, outcome={SETUP_KEY: at_setup},
+                 summary=f"Session {battle.session_number} of {campaign.name} set up from the campaign's ground "
+                         "and rosters")
 
 
 class ChangedMeanwhile(ActionRefused):

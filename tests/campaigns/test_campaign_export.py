@@ -282,7 +282,7 @@ def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
     assert log[undo["undoes"] - 1]["undone"] is True
     assert sum(e["client_token"] == "3f0c5c1e-0000-4000-8000-000000000001" for e in log) == 1
     assert log[-1]["entry_hash"] == first["log_head"] and log[1]["prev_hash"] == log[0]["entry_hash"]
-    assert (log[0]["actor"], log[1]["actor"]) == ("demo", "alice") and log[0]["created_at"].endswith("+00:00")
+    assert (log[0]["actor"], log[2]["actor"]) == ("demo", "alice") and log[0]["created_at"].endswith("+00:00")
 
 
 def test_imported_logs_verify_and_keep_every_field(demo):

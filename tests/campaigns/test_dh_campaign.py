@@ -435,3 +435,21 @@ def rows_of(campaign):
     return (list(Structure.objects.filter(campaign=campaign).order_by("pk").values()),
             [{k: v for k, v in row.items() if k != "id"}
              for row in Unit.objects.filter(army__campaign=campaign).order_by("pk").values()])
+
+
+def test_the_demos_first_session_writes_back_only_what_it_changed(client, winter):
+    """The demo's campaigns set up their first session themselves, and did not record what it was set
+    up from: with two sessions open, finishing session 1 last wrote back its whole end state, and the
+    pit had its nine men again after three fell at session 2's table."""
+    campaign, olga = winter
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    one = campaign.battles.get(session_number=1)
+    signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    two = campaign.battles.get(session_number=2)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
+        casualties="3", guts_passed="yes")
+    finish(client, olga, two)
+    finish(client, olga, one)
+    assert Structure.objects.get(campaign=campaign, name=PIT).crew_men == 6

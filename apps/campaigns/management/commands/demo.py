@@ -21,6 +21,7 @@ from apps.armies.models import Army, Unit, UnitWeapon, Weapon, WeaponType
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
+from apps.campaigns.services import record_setup
 from apps.structures.models import (NO_CREW, BunkerSheet, FireChance, Floor, Material, Opening, Structure,
                                     WeatherEffect, has_crews)
 
@@ -314,6 +315,8 @@ class Command(BaseCommand):
             **{name: getattr(campaign, name) for name in RULES_FIELDS},
         )
         copy_battlefield(campaign, battle=battle)
+        # As start_session records it: finished while another session is open, it writes back only its own.
+        record_setup(battle, campaign, demo)
         play_first_turn(battle, organiser=demo, side_a=alice, side_b=bob)
 
     def build_olga_club(self):
@@ -342,6 +345,7 @@ class Command(BaseCommand):
             **{name: getattr(campaign, name) for name in RULES_FIELDS},
         )
         copy_battlefield(campaign, battle=battle)
+        record_setup(battle, campaign, olga)
 
 
 def material(slug, surface):

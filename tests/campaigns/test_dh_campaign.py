@@ -453,3 +453,33 @@ def test_the_demos_first_session_writes_back_only_what_it_changed(client, winter
     finish(client, olga, two)
     finish(client, olga, one)
     assert Structure.objects.get(campaign=campaign, name=PIT).crew_men == 6
+
+
+def test_a_section_the_other_tables_losses_wipe_out_holds_no_floor(client, winter):
+    """The nine who walked out at table 1 took cover in the farmhouse's upper floor; at table 2 all nine
+    fell in the pit. The section is destroyed on the roster, and the dead hold no floor next session."""
+    campaign, olga = winter
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    first_session = campaign.battles.get(session_number=1)
+    start(client, olga, first_session)
+    finish(client, olga, first_session)
+    for number in (2, 3):
+        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    farm = Structure.objects.get(battle=one, name="Stone farmhouse")
+    act(client, olga, one, action="move", unit=f"u{section.pk}", structure=f"s{farm.pk}", floor="1")
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
+        casualties="9")
+    finish(client, olga, one)
+    finish(client, olga, two)
+    section = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    ground = Structure.objects.get(campaign=campaign, name="Stone farmhouse")
+    assert (section.models_left, section.destroyed, section.floor_id) == (0, True, None)
+    assert (section.x, section.y) == (ground.x, ground.y)
+    signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    four = campaign.battles.get(session_number=4)
+    assert not Unit.objects.filter(army__battle=four, floor__structure__name="Stone farmhouse", floor__level=1).exists()

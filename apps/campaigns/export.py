@@ -972,10 +972,13 @@ def _unit(army, u, floor_at, origins, structures):
 
 def _write(doc, club, user, warnings):
     rules = doc["rules"]
+    # The file has no table of the campaign's own: its first session's is the one it started on.
+    first = min(doc["battles"], key=lambda b: (b["session_number"] is None, b["session_number"] or 0), default=None)
     campaign = Campaign.objects.create(
         club=club, name=free_name(Campaign.objects.filter(club=club), doc["name"]), description=doc["description"],
         fires_persist=doc["fires_persist"], single_open_battle=doc["single_open_battle"],
         deployment_zones=doc["deployment_zones"], **rules,
+        **({"table_width": first["table_width"], "table_depth": first["table_depth"]} if first else {}),
     )
     if doc["created_at"]:
         Campaign.objects.filter(pk=campaign.pk).update(created_at=doc["created_at"])

@@ -86,6 +86,7 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
         campaign = Campaign.objects.create(
             club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
             single_open_battle=single_open_battle, deployment_zones=deepcopy(scenario.deployment_zones or []),
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
             **{field: getattr(scenario, field) for field in RULES_FIELDS})
         copy_battlefield(scenario, campaign=campaign)
         start_session(campaign_id=campaign.pk, user=user, table=(scenario.table_width, scenario.table_depth))
@@ -106,6 +107,7 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
     campaign keeps them burning), bunker crews with their losses, penetrating hits, pins and rout (a
     bunker keeps its pinned, half-dead crew); every army's roster with its losses, the units' pins,
     Down and activations cleared. On `table` (width, depth), by default the last session's.
+    With no session left (the first discarded), on the campaign's first table.
     `number` is the session the form offered to set up: if that one exists now, AlreadySetUp."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
@@ -123,6 +125,8 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
                 .values("table_width", "table_depth").first())
         if table is None and last is not None:
             table = (last["table_width"], last["table_depth"])
+        elif table is None and campaign.table_width is not None:
+            table = (campaign.table_width, campaign.table_depth)
         battle = Battle.objects.create(
             club_id=campaign.club_id, campaign=campaign,
             name=name or with_suffix(campaign.name, f" — session {number}"),

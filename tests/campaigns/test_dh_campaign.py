@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from apps.armies.models import Unit
 from apps.battles.models import BattleStatus
+from apps.campaigns.export import export_campaign, import_campaign
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import FAST_HASHING, demo_data, signed  # noqa: F401
@@ -483,3 +484,26 @@ def test_a_section_the_other_tables_losses_wipe_out_holds_no_floor(client, winte
     signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
     four = campaign.battles.get(session_number=4)
     assert not Unit.objects.filter(army__battle=four, floor__structure__name="Stone farmhouse", floor__level=1).exists()
+
+
+def test_a_first_session_discarded_is_set_up_again_on_the_scenarios_table(client, winter):
+    """The farm by the ford is fought on a 48″ × 48″ table. Session 1 set up by mistake (the wrong weather)
+    and discarded, the campaign had no session left to take the table from, and session 1 came back on
+    the default 72″ × 48″, its map two feet wider than the ground and the zones. So for the demo's
+    campaign and for one an organiser starts from the scenario."""
+    from apps.campaigns import services
+
+    campaign, olga = winter
+    scenario = Scenario.objects.get(name="Farm by the ford")
+    started = services.start_campaign(scenario_id=scenario.pk, user=olga, name="Second winter")
+    # And one moved here by its file, session 1 still being set up.
+    copied = import_campaign(export_campaign(campaign), club=campaign.club, user=olga)
+    for c in (campaign, started, copied):
+        one = c.battles.get()
+        assert (one.table_width, one.table_depth) == (48, 48)
+        response = signed(client, olga).post(reverse("campaign_session_discard", args=[c.pk]),
+                                             {"session": "1", "battle": str(one.pk)})
+        assert response.status_code == 303 and not c.battles.exists()
+        signed(client, olga).post(reverse("campaign_session_start", args=[c.pk]), {"weather": "clear", "number": "1"})
+        again = c.battles.get()
+        assert (again.session_number, again.weather, again.table_width, again.table_depth) == (1, "clear", 48, 48)

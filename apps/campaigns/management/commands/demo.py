@@ -303,6 +303,7 @@ class Command(BaseCommand):
 
         campaign = Campaign.objects.create(
             club=club, name="Operation Crossroads", deployment_zones=scenario.deployment_zones, **rules,
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
             description="Three sessions to take the village. The ground and both companies carry their "
                         "damage, fires and losses from one session to the next.",
         )
@@ -336,7 +337,8 @@ class Command(BaseCommand):
         build_army(scenario, "A", "Guards rifle platoon", olga, OLGA_SOVIETS)
         build_army(scenario, "B", "Panzergrenadier platoon", None, OLGA_GERMANS)
         campaign = Campaign.objects.create(club=club, name="Winter Line", description="A small DH campaign.",
-                                           deployment_zones=scenario.deployment_zones, **rules)
+                                           deployment_zones=scenario.deployment_zones, **rules,
+                                           table_width=scenario.table_width, table_depth=scenario.table_depth)
         copy_battlefield(scenario, campaign=campaign)
         battle = Battle.objects.create(
             club=club, campaign=campaign, scenario=scenario, name="Farm by the ford — session 1",

@@ -78,7 +78,7 @@ def campaign_context(request, campaign, **forms):
         "battles": battles,
         "structures": structures,
         "armies": armies,
-        "map": map_of(table_of(battles, structures, units), structures, units),
+        "map": map_of(table_of(campaign, battles, structures, units), structures, units),
         "tally": tally(battles, structures, armies),
         "file": file_estimate(sum(b.entries or 0 for b in battles)),
         "sessions": SimpleNamespace(
@@ -129,11 +129,12 @@ def place_units(structures, armies, units):
             u.place = ""
 
 
-def table_of(battles, structures, units):
-    """The campaign has no table of its own: the newest battle's, grown to hold every structure and
-    unit, in whole feet."""
+def table_of(campaign, battles, structures, units):
+    """The newest battle's table (with none, the campaign's first: its first session was discarded),
+    grown to hold every structure and unit, in whole feet."""
     dated = [b for b in battles if b.table_width and b.table_depth]
-    width, depth = (float(dated[-1].table_width), float(dated[-1].table_depth)) if dated else (72.0, 48.0)
+    first = (campaign.table_width, campaign.table_depth) if campaign.table_width else (72, 48)
+    width, depth = map(float, (dated[-1].table_width, dated[-1].table_depth) if dated else first)
     for s in structures:
         reach = max(float(s.width), float(s.depth)) / 2
         width, depth = max(width, float(s.x) + reach), max(depth, float(s.y) + reach)

@@ -504,6 +504,8 @@ def test_a_first_session_discarded_is_set_up_again_on_the_scenarios_table(client
         response = signed(client, olga).post(reverse("campaign_session_discard", args=[c.pk]),
                                              {"session": "1", "battle": str(one.pk)})
         assert response.status_code == 303 and not c.battles.exists()
+        # The campaign page's map, with no session to take the table from, is the scenario's table too.
+        assert 'viewBox="0 0 48 48"' in body(signed(client, olga).get(reverse("campaign", args=[c.pk])))
         signed(client, olga).post(reverse("campaign_session_start", args=[c.pk]), {"weather": "clear", "number": "1"})
         again = c.battles.get()
         assert (again.session_number, again.weather, again.table_width, again.table_depth) == (1, "clear", 48, 48)

@@ -302,8 +302,10 @@ def end_state():
     def named(value):
         return re.sub(r"\b[suw]\d+\b", lambda m: names.get(m.group(0), m.group(0)), repr(value))
 
-    # Client tokens are fresh per run: only whether an entry has one is compared.
-    log = [named({**row, "client_token": bool(row["client_token"])})
+    # Client tokens are fresh per run: only whether an entry has one is compared. The setting up's record
+    # names the campaign's rows by their ids, which are new with each load of the demo.
+    log = [named({**row, "client_token": bool(row["client_token"]),
+                  **({"outcome": "the campaign at setup"} if row["action"] == "session_start" else {})})
            for row in LogEntry.objects.filter(battle=battle).order_by("seq").values(
                "seq", "turn", "actor__username", "side", "action", "summary", "inputs", "dice", "outcome", "undone",
                "undoes__seq", "client_token")]

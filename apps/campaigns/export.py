@@ -54,6 +54,23 @@ def max_bytes():
     return settings.CAMPAIGN_FILE_MAX_BYTES
 
 
+# What a log entry adds to the file, on average (its undo data is most of it): a move 1.6 kB, an attack
+# 1.2 to 2.9 kB; 30,000 entries downloaded as 51.4 MB (bench/bench_export.py, docs/formats.md). The rest of
+# the file (ground, rosters, each session's copies) is a few kB a session.
+BYTES_PER_ENTRY = 1_700
+# The campaign page warns from this share of the limit: the estimate is an average, and a log of
+# attacks writes more an entry than one of moves.
+WARN_FROM = 0.9
+
+
+def file_estimate(entries):
+    """What the campaign page says before the download about a file with `entries` log entries: its
+    likely size, and whether that is near or over what this server's import takes."""
+    size, limit = entries * BYTES_PER_ENTRY, max_bytes()
+    return SimpleNamespace(entries=f"{entries:,}", megabytes=size / 1_000_000, limit_megabytes=limit / 1_000_000,
+                           over=size > limit, near=WARN_FROM * limit <= size <= limit)
+
+
 # The download reads the log this many entries at a time (some 1.7 MB of JSON, a few times that as
 # Python objects), and the import writes it so; the download hands the server pieces of about PIECE
 # characters.
@@ -955,10 +972,13 @@ def _unit(army, u, floor_at, origins, structures):
 
 def _write(doc, club, user, warnings):
     rules = doc["rules"]
+    # The file has no table of the campaign's own: its first session's is the one it started on.
+    first = min(doc["battles"], key=lambda b: (b["session_number"] is None, b["session_number"] or 0), default=None)
     campaign = Campaign.objects.create(
         club=club, name=free_name(Campaign.objects.filter(club=club), doc["name"]), description=doc["description"],
         fires_persist=doc["fires_persist"], single_open_battle=doc["single_open_battle"],
         deployment_zones=doc["deployment_zones"], **rules,
+        **({"table_width": first["table_width"], "table_depth": first["table_depth"]} if first else {}),
     )
     if doc["created_at"]:
         Campaign.objects.filter(pk=campaign.pk).update(created_at=doc["created_at"])

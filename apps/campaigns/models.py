@@ -129,6 +129,11 @@ class Campaign(RulesOptions):
     deployment_zones = models.JSONField(
         default=list, blank=True, help_text='[{"side": "A", "x": 0, "y": 0, "width": 72, "depth": 12}]'
     )
+    # The table its first session was set up on (its scenario's): a session set up while none is left (the
+    # first, discarded as set up by mistake) is set up on it again, as a later one is on the last session's.
+    # Unknown (None) for a campaign that never had a session.
+    table_width = models.DecimalField(max_digits=6, decimal_places=2, null=True, blank=True, help_text="inches")
+    table_depth = models.DecimalField(max_digits=6, decimal_places=2, null=True, blank=True, help_text="inches")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta(RulesOptions.Meta):

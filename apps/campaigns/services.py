@@ -86,6 +86,7 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
         campaign = Campaign.objects.create(
             club_id=scenario.club_id, name=name, description=scenario.description, fires_persist=fires_persist,
             single_open_battle=single_open_battle, deployment_zones=deepcopy(scenario.deployment_zones or []),
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
             **{field: getattr(scenario, field) for field in RULES_FIELDS})
         copy_battlefield(scenario, campaign=campaign)
         start_session(campaign_id=campaign.pk, user=user, table=(scenario.table_width, scenario.table_depth))
@@ -106,6 +107,7 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
     campaign keeps them burning), bunker crews with their losses, penetrating hits, pins and rout (a
     bunker keeps its pinned, half-dead crew); every army's roster with its losses, the units' pins,
     Down and activations cleared. On `table` (width, depth), by default the last session's.
+    With no session left (the first discarded), on the campaign's first table.
     `number` is the session the form offered to set up: if that one exists now, AlreadySetUp."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
@@ -123,6 +125,8 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
                 .values("table_width", "table_depth").first())
         if table is None and last is not None:
             table = (last["table_width"], last["table_depth"])
+        elif table is None and campaign.table_width is not None:
+            table = (campaign.table_width, campaign.table_depth)
         battle = Battle.objects.create(
             club_id=campaign.club_id, campaign=campaign,
             name=name or with_suffix(campaign.name, f" — session {number}"),
@@ -142,13 +146,18 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
             structures.update(fire_size=None, fire_started_turn=None)
         Unit.objects.filter(army__battle=battle).update(pins=0, down=False, acted=False, incapacitated=False,
                                                         morale_check_pending=False)
-        # What the session starts from, for finishing it: where several sessions are open at once, it
-        # writes back only what it changed (`_write_back`). In the log, not on the battle row, which
-        # every action reads.
-        at_setup = json.loads(json.dumps(_campaign_state(campaign), cls=DjangoJSONEncoder))
-        append_entry(battle, action="session_start", actor=user, outcome={SETUP_KEY: at_setup},
-                     summary=f"Session {number} of {campaign.name} set up from the campaign's ground and rosters")
+        record_setup(battle, campaign, user)
         return battle
+
+
+def record_setup(battle, campaign, user):
+    """What a session starts from, for finishing it: where several sessions are open at once, it writes
+    back only what it changed (`_write_back`). In the log, not on the battle row, which every action
+    reads. Its first entry: call it once the battle's copies are made, before anything is played."""
+    at_setup = json.loads(json.dumps(_campaign_state(campaign), cls=DjangoJSONEncoder))
+    append_entry(battle, action="session_start", actor=user, outcome={SETUP_KEY: at_setup},
+                 summary=f"Session {battle.session_number} of {campaign.name} set up from the campaign's ground "
+                         "and rosters")
 
 
 class ChangedMeanwhile(ActionRefused):
@@ -360,7 +369,7 @@ def _write_back(battle, campaign):
     setup = _at_setup(battle)
     copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
     grounds = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
-    changed = []
+    changed, short = [], {}
     for copy in copies:
         original = grounds[copy.origin_id]
         was = (setup or {}).get("structures", {}).get(str(original.pk))
@@ -368,8 +377,11 @@ def _write_back(battle, campaign):
             for field in STRUCTURE_WRITE_FIELDS:
                 setattr(original, field, getattr(copy, field))
         else:
-            _merge_structure(original, copy, {f: Structure._meta.get_field(f).to_python(v) for f, v in was.items()
-                                              if f in STRUCTURE_WRITE_FIELDS}, campaign)
+            missing = _merge_structure(original, copy, {f: Structure._meta.get_field(f).to_python(v)
+                                                        for f, v in was.items() if f in STRUCTURE_WRITE_FIELDS},
+                                       campaign)
+            if missing:
+                short[original.pk] = missing
         changed.append(original)
     Structure.objects.bulk_update(changed, STRUCTURE_WRITE_FIELDS)
 
@@ -443,7 +455,32 @@ def _write_back(battle, campaign):
         # With the weapons it carried (a crew's rifles and grenades): its next session offers them.
         arms += [UnitWeapon(unit=row, weapon_id=uw.weapon_id, count=uw.count) for uw in carried.get(unit.pk, [])]
     UnitWeapon.objects.bulk_create(arms)
+    if short:
+        _losses_among_those_who_walked_out(short, campaign, setup, grounds)
     return created
+
+
+def _losses_among_those_who_walked_out(short, campaign, setup, grounds):
+    """`short`: structure pk → men one table killed in its crew that were no longer in it, because the
+    crew walked out at a table open at the same time. Those men are the sections it formed, formed
+    since this session was set up (on the roster already, or just joined it): the losses come off them,
+    the first formed first, so the dead count in the tally instead of vanishing below an empty crew."""
+    known = {int(pk) for pk in setup["units"]}
+    # Not one that went back in: its men are the crew's again, counted there.
+    sections = [u for u in Unit.objects.filter(army__campaign=campaign, crew_of_id__in=short, destroyed=False,
+                                               rejoined=False, models_left__gt=0).select_related("floor")
+                .order_by("pk") if u.pk not in known]
+    for unit in sections:
+        lost = min(short[unit.crew_of_id], unit.models_left)
+        short[unit.crew_of_id] -= lost
+        unit.models_left -= lost
+        if unit.models_left == 0:
+            unit.destroyed = True
+            if unit.floor_id:
+                # The dead hold no floor: they lie at the building's spot, as `_place` leaves them.
+                where = grounds[unit.floor.structure_id]
+                unit.floor, unit.x, unit.y = None, where.x, where.y
+    Unit.objects.bulk_update(sections, ["models_left", "destroyed", "floor", "x", "y"])
 
 
 def _merge_structure(original, copy, was, campaign):
@@ -483,7 +520,7 @@ def _merge_structure(original, copy, was, campaign):
             copy.collapsed or was["collapsed"])
         if (collapsed_here and now != fire_was) or (collapsed_there and mine != fire_was):
             original.fire_size = original.fire_started_turn = None
-    _within_limits(original, campaign)
+    return _within_limits(original, campaign)
 
 
 def _within_limits(s, campaign):
@@ -491,7 +528,8 @@ def _within_limits(s, campaign):
     (with LaserGrenadiers' damage points, reaching it leaves the structure untenable: destroyed and
     impassable, as the attack that reaches it does), breach progress at most what breaches it (and then
     it is breached), a crew never fewer than no men, pins 0 to 3, and a crew with no one left neither
-    pinned nor routed (as `apps.rules.outcome` keeps it)."""
+    pinned nor routed (as `apps.rules.outcome` keeps it). Returns how many men the crew's count went below
+    none: those of a crew that walked out at the other table (`_losses_among_those_who_walked_out`)."""
     s.damage_taken = min(max(0, s.damage_taken), s.damage_max)
     if s.damage_max and s.damage_taken == s.damage_max and campaign.ruleset == "lg" and campaign.damage_variant:
         s.destroyed = s.impassable = True
@@ -499,11 +537,13 @@ def _within_limits(s, campaign):
     if s.breach_needed:
         s.breach_scored = min(s.breach_scored, s.breach_needed)
         s.breached = s.breached or s.breach_scored == s.breach_needed
+    missing = max(0, -s.crew_men)
     s.crew_men, s.crew_left = max(0, s.crew_men), max(0, s.crew_left)
     s.crew_penetrating_hits = max(0, s.crew_penetrating_hits)
     s.crew_pins = min(max(0, s.crew_pins), DH_PINS_TO_ROUT)
     if s.crew_men == 0:
         s.crew_pins, s.crew_routed = 0, False
+    return missing
 
 
 def _place(unit, floors, grounds):

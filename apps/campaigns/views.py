@@ -3,13 +3,14 @@ from types import SimpleNamespace
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import Count, F, Prefetch
+from django.db.models import Count, F, OuterRef, Prefetch, Subquery
 from django.shortcuts import render
 
 from apps.armies.models import Unit
-from apps.battles.models import BattleStatus
+from apps.battles.models import BattleStatus, LogEntry
 from apps.battles.views import map_of
 from apps.campaigns import permissions
+from apps.campaigns.export import file_estimate
 from apps.campaigns.models import Campaign, Role
 from apps.structures.models import Floor, mark_crews
 from apps.structures.views import weapons_lost
@@ -52,7 +53,10 @@ def campaign_context(request, campaign, **forms):
     forms to show again with their errors (start_form, reopen_form, settings_form)."""
     from apps.campaigns import session_views as sv  # the forms live with the views that read them
 
-    battles = list(campaign.battles.select_related("scenario")
+    # A log's entries are numbered from 1, so its newest number is how many the file will carry: one
+    # index probe a battle, where counting them read a long log whole.
+    newest = LogEntry.objects.filter(battle=OuterRef("pk")).order_by("-seq").values("seq")[:1]
+    battles = list(campaign.battles.select_related("scenario").annotate(entries=Subquery(newest))
                    .order_by(F("session_number").asc(nulls_last=True), "created_at", "pk"))
     structures = mark_crews(list(campaign.structures.select_related("wall_material", "roof_material", "sheet")),
                             campaign.ruleset)
@@ -74,8 +78,9 @@ def campaign_context(request, campaign, **forms):
         "battles": battles,
         "structures": structures,
         "armies": armies,
-        "map": map_of(table_of(battles, structures, units), structures, units),
+        "map": map_of(table_of(campaign, battles, structures, units), structures, units),
         "tally": tally(battles, structures, armies),
+        "file": file_estimate(sum(b.entries or 0 for b in battles)),
         "sessions": SimpleNamespace(
             # The newest sessions in view, the earlier ones of a long campaign folded away.
             earlier=battles[:-RECENT_SESSIONS] if len(battles) > RECENT_SESSIONS + 1 else [],
@@ -124,11 +129,12 @@ def place_units(structures, armies, units):
             u.place = ""
 
 
-def table_of(battles, structures, units):
-    """The campaign has no table of its own: the newest battle's, grown to hold every structure and
-    unit, in whole feet."""
+def table_of(campaign, battles, structures, units):
+    """The newest battle's table (with none, the campaign's first: its first session was discarded),
+    grown to hold every structure and unit, in whole feet."""
     dated = [b for b in battles if b.table_width and b.table_depth]
-    width, depth = (float(dated[-1].table_width), float(dated[-1].table_depth)) if dated else (72.0, 48.0)
+    first = (campaign.table_width, campaign.table_depth) if campaign.table_width else (72, 48)
+    width, depth = map(float, (dated[-1].table_width, dated[-1].table_depth) if dated else first)
     for s in structures:
         reach = max(float(s.width), float(s.depth)) / 2
         width, depth = max(width, float(s.x) + reach), max(depth, float(s.y) + reach)

@@ -90,6 +90,21 @@ def test_the_campaign_page_fits_the_narrowest_phone_and_two_columns(live_server,
     assert heights and max(heights) < 60, heights  # one line each: no word broken over two
 
 
+def test_a_bunker_crews_losses_leave_the_tallys_last_column_on_a_phone(live_server, demo, watch):
+    """A Disposable Heroes campaign's tally says under a side's losses how many were bunker crew. The
+    line was kept on one line with its figures, and "5 of them bunker crew" beside "Panzergrenadier
+    platoon" pushed "Units destroyed" 70 px past a 390 px phone's card: the organiser had to scroll the
+    table sideways to see it."""
+    campaign = Campaign.objects.get(name="Winter Line")
+    bunker = campaign.structures.get(sheet__isnull=False)
+    Structure.objects.filter(pk=bunker.pk).update(crew_men=bunker.crew_start - 5)
+    page = sign_in(watch("olga"), live_server.url, "olga")
+    page.goto(live_server.url + reverse("campaign", args=[campaign.pk]))
+    expect(page.locator("#tally-sides")).to_contain_text("5 of them bunker crew")
+    inside, wide = page.locator("#tally .table-scroll").evaluate("e => [e.clientWidth, e.scrollWidth]")
+    assert wide <= inside, f"the tally is {wide} px wide in a {inside} px card"
+
+
 def test_a_choice_whose_words_wrap_keeps_a_full_size_box_to_tap(live_server, demo, watch):
     """A piece's choice names it with its side, models and place, which wraps on a phone: the
     checkbox beside it shrank to 13 px (flex gave the words its room), a smaller box than its

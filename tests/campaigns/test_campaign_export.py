@@ -23,7 +23,8 @@ from apps.battles import services as battles
 from apps.battles.log import first_broken_entry
 from apps.battles.models import Battle, LogEntry
 from apps.campaigns import export, services, session_views
-from apps.campaigns.export import campaign_text, export_campaign, import_campaign, max_bytes
+from apps.campaigns.export import (BYTES_PER_ENTRY, WARN_FROM, campaign_text, export_campaign, import_campaign,
+                                   max_bytes)
 from apps.campaigns.formats import export_scenario
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from apps.structures.formats import FormatErrors
@@ -282,7 +283,7 @@ def test_the_file_holds_everything_and_names_rows_by_their_place(demo):
     assert log[undo["undoes"] - 1]["undone"] is True
     assert sum(e["client_token"] == "3f0c5c1e-0000-4000-8000-000000000001" for e in log) == 1
     assert log[-1]["entry_hash"] == first["log_head"] and log[1]["prev_hash"] == log[0]["entry_hash"]
-    assert (log[0]["actor"], log[1]["actor"]) == ("demo", "alice") and log[0]["created_at"].endswith("+00:00")
+    assert (log[0]["actor"], log[2]["actor"]) == ("demo", "alice") and log[0]["created_at"].endswith("+00:00")
 
 
 def test_imported_logs_verify_and_keep_every_field(demo):
@@ -649,6 +650,9 @@ def test_a_long_campaigns_download_is_a_file_the_import_page_takes(client, demo)
     file = client.get(url).getvalue()
     per_entry = (len(file) - before) / moves
     assert per_entry * LONG_CAMPAIGN <= max_bytes(), f"{per_entry:.0f} bytes an entry"
+    # The campaign page's estimate (file_estimate) warns from WARN_FROM of the limit: it must do so before
+    # a real file of such entries passes it.
+    assert per_entry * WARN_FROM <= BYTES_PER_ENTRY, f"{per_entry:.0f} bytes an entry"
     # The same campaign all the same: it imports, and exports again to the same bytes.
     copy_ = imported(demo, file.decode())
     assert signed(client, org).get(reverse("campaign_export", args=[copy_.pk])).getvalue() == file

@@ -19,9 +19,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.armies.models import Army, Unit, Weapon
-from apps.battles.models import Battle, BattleStatus
+from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles import services as battles
 from apps.campaigns import services
+from apps.campaigns.export import BYTES_PER_ENTRY, file_estimate
 from apps.campaigns.models import Campaign, Club, Membership, Role
 from apps.structures.models import Floor, Material, Structure
 from tests.campaigns.test_pages import assert_csp_clean, body, page, table_rows, text_of  # noqa: F401
@@ -252,6 +253,38 @@ def test_tally_counts_wins_losses_and_what_was_knocked_down(client, demo):
     assert rows["Side B"] == ["1", "3 of 36", "0 of 8"]
     ground = text_of(response, "tally-ground")
     assert "Collapsed (rubble) 1" in ground and "Destroyed 1" in ground and "Still standing 11 of 13" in ground
+
+
+def test_the_file_section_warns_before_a_download_the_import_would_refuse(client, demo, settings):
+    """Beyond some 58,000 log entries the download passes CAMPAIGN_FILE_MAX_BYTES and the file will not
+    import again: the page says so, from the entry count, before anyone downloads it. Any member may
+    download, so a player is told too."""
+    entries = LogEntry.objects.filter(battle__campaign=demo.campaign).count()
+    assert entries > 0
+    said = page(signed(client, demo.alice).get(campaign_url(demo))).find("file-too-big")
+    assert said is None
+    # The estimate just over the limit: it will not import again.
+    settings.CAMPAIGN_FILE_MAX_BYTES = entries * BYTES_PER_ENTRY - 1
+    warning = text_of(client.get(campaign_url(demo)), "file-too-big")
+    assert f"Its battle logs hold {entries} entries" in warning and "more than the" in warning
+    assert "will not import again" in warning and "CAMPAIGN_FILE_MAX_BYTES" in warning
+    # Just under it: the estimate is an average, so it may not.
+    settings.CAMPAIGN_FILE_MAX_BYTES = entries * BYTES_PER_ENTRY + 1
+    warning = text_of(client.get(campaign_url(demo)), "file-too-big")
+    assert "close to the" in warning and "may not import again" in warning
+    # Far under it: nothing to say.
+    settings.CAMPAIGN_FILE_MAX_BYTES = round(entries * BYTES_PER_ENTRY / 0.8)
+    assert page(client.get(campaign_url(demo))).find("file-too-big") is None
+
+
+def test_the_file_size_estimate_is_of_the_default_limits_scale(settings):
+    """With the default 100 MB, the warning comes at about 53,000 entries and the limit at 58,800 (the
+    figure docs/formats.md and README give)."""
+    settings.CAMPAIGN_FILE_MAX_BYTES = 100_000_000
+    assert not file_estimate(52_000).near and not file_estimate(52_000).over
+    assert file_estimate(53_000).near and not file_estimate(53_000).over
+    assert file_estimate(58_900).over
+    assert file_estimate(58_900).entries == "58,900" and round(file_estimate(58_900).megabytes) == 100
 
 
 def test_organisers_get_the_session_controls_and_players_do_not(client, demo):

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from apps.armies.models import Unit
 from apps.battles.models import BattleStatus
+from apps.campaigns.export import export_campaign, import_campaign
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import FAST_HASHING, demo_data, signed  # noqa: F401
@@ -386,3 +387,125 @@ def test_a_rejoined_sections_line_says_how_many_went_back_in_not_a_strength_it_n
     rows = table_rows(signed(client, olga).get(reverse("campaign", args=[campaign.pk])), "roster-A")
     row = next(r for r in rows if r[0].startswith(f"{PIT} crew 1"))
     assert row[1:] == ["6 of 7 went back in", "1"]
+
+
+@pytest.mark.parametrize("first", ["walked out", "fired at"])
+def test_a_crew_that_walked_out_at_one_table_takes_the_other_tables_losses_among_it(client, winter, first):
+    """Two sessions open at once (the campaign allows it). At table 1 the pit's nine walk out as one
+    section; at table 2 three of the same nine fall in the pit. Whichever table finishes first, six of
+    them are on the roster: the three dead come off the section that walked out, and count in the tally.
+    They came off nothing (a crew's men never go below none), and the campaign had nine alive."""
+    campaign, olga = winter
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    first_session = campaign.battles.get(session_number=1)
+    start(client, olga, first_session)
+    finish(client, olga, first_session)
+    for number in (2, 3):
+        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
+        casualties="3", guts_passed="yes")
+    first_done, last_done = (one, two) if first == "walked out" else (two, one)
+    finish(client, olga, first_done)
+    after_first = rows_of(campaign)
+    finish(client, olga, last_done)
+    after_both = rows_of(campaign)
+
+    ground = Structure.objects.get(campaign=campaign, name=PIT)
+    assert (ground.crew_men, ground.crew_left) == (0, 9)
+    section = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    assert (section.models_start, section.models_left, section.destroyed) == (9, 6, False)
+    tally, page = tally_of(client, olga, campaign)
+    assert tally["Side A"] == ["3", "3 of 19", "0 of 2"]
+    assert [f"{PIT} crew 1 Infantry · at 30″, 5.5″", "6/9", "3"] in table_rows(page, "roster-A")
+
+    # Reopened, the last to finish gives back exactly what the first left, the section's men with it.
+    response = signed(client, olga).post(reverse("campaign_session_reopen", args=[campaign.pk]), {"confirm": "on"})
+    assert response.status_code == 303
+    assert rows_of(campaign) == after_first
+    finish(client, olga, last_done)
+    assert rows_of(campaign) == after_both
+
+
+def rows_of(campaign):
+    """The campaign's rows, a unit by everything but its id (a section born at a table finished again is
+    a new row)."""
+    return (list(Structure.objects.filter(campaign=campaign).order_by("pk").values()),
+            [{k: v for k, v in row.items() if k != "id"}
+             for row in Unit.objects.filter(army__campaign=campaign).order_by("pk").values()])
+
+
+def test_the_demos_first_session_writes_back_only_what_it_changed(client, winter):
+    """The demo's campaigns set up their first session themselves, and did not record what it was set
+    up from: with two sessions open, finishing session 1 last wrote back its whole end state, and the
+    pit had its nine men again after three fell at session 2's table."""
+    campaign, olga = winter
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    one = campaign.battles.get(session_number=1)
+    signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    two = campaign.battles.get(session_number=2)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
+        casualties="3", guts_passed="yes")
+    finish(client, olga, two)
+    finish(client, olga, one)
+    assert Structure.objects.get(campaign=campaign, name=PIT).crew_men == 6
+
+
+def test_a_section_the_other_tables_losses_wipe_out_holds_no_floor(client, winter):
+    """The nine who walked out at table 1 took cover in the farmhouse's upper floor; at table 2 all nine
+    fell in the pit. The section is destroyed on the roster, and the dead hold no floor next session."""
+    campaign, olga = winter
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    first_session = campaign.battles.get(session_number=1)
+    start(client, olga, first_session)
+    finish(client, olga, first_session)
+    for number in (2, 3):
+        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
+    farm = Structure.objects.get(battle=one, name="Stone farmhouse")
+    act(client, olga, one, action="move", unit=f"u{section.pk}", structure=f"s{farm.pk}", floor="1")
+    act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
+        casualties="9")
+    finish(client, olga, one)
+    finish(client, olga, two)
+    section = Unit.objects.get(army__campaign=campaign, name=f"{PIT} crew 1")
+    ground = Structure.objects.get(campaign=campaign, name="Stone farmhouse")
+    assert (section.models_left, section.destroyed, section.floor_id) == (0, True, None)
+    assert (section.x, section.y) == (ground.x, ground.y)
+    signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    four = campaign.battles.get(session_number=4)
+    assert not Unit.objects.filter(army__battle=four, floor__structure__name="Stone farmhouse", floor__level=1).exists()
+
+
+def test_a_first_session_discarded_is_set_up_again_on_the_scenarios_table(client, winter):
+    """The farm by the ford is fought on a 48″ × 48″ table. Session 1 set up by mistake (the wrong weather)
+    and discarded, the campaign had no session left to take the table from, and session 1 came back on
+    the default 72″ × 48″, its map two feet wider than the ground and the zones. So for the demo's
+    campaign and for one an organiser starts from the scenario."""
+    from apps.campaigns import services
+
+    campaign, olga = winter
+    scenario = Scenario.objects.get(name="Farm by the ford")
+    started = services.start_campaign(scenario_id=scenario.pk, user=olga, name="Second winter")
+    # And one moved here by its file, session 1 still being set up.
+    copied = import_campaign(export_campaign(campaign), club=campaign.club, user=olga)
+    for c in (campaign, started, copied):
+        one = c.battles.get()
+        assert (one.table_width, one.table_depth) == (48, 48)
+        response = signed(client, olga).post(reverse("campaign_session_discard", args=[c.pk]),
+                                             {"session": "1", "battle": str(one.pk)})
+        assert response.status_code == 303 and not c.battles.exists()
+        # The campaign page's map, with no session to take the table from, is the scenario's table too.
+        assert 'viewBox="0 0 48 48"' in body(signed(client, olga).get(reverse("campaign", args=[c.pk])))
+        signed(client, olga).post(reverse("campaign_session_start", args=[c.pk]), {"weather": "clear", "number": "1"})
+        again = c.battles.get()
+        assert (again.session_number, again.weather, again.table_width, again.table_depth) == (1, "clear", 48, 48)

@@ -21,6 +21,7 @@ from apps.armies.models import Army, Unit, UnitWeapon, Weapon, WeaponType
 from apps.battles.models import Battle, BattleStatus
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
+from apps.campaigns.services import record_setup
 from apps.structures.models import (NO_CREW, BunkerSheet, FireChance, Floor, Material, Opening, Structure,
                                     WeatherEffect, has_crews)
 
@@ -302,6 +303,7 @@ class Command(BaseCommand):
 
         campaign = Campaign.objects.create(
             club=club, name="Operation Crossroads", deployment_zones=scenario.deployment_zones, **rules,
+            table_width=scenario.table_width, table_depth=scenario.table_depth,
             description="Three sessions to take the village. The ground and both companies carry their "
                         "damage, fires and losses from one session to the next.",
         )
@@ -314,6 +316,8 @@ class Command(BaseCommand):
             **{name: getattr(campaign, name) for name in RULES_FIELDS},
         )
         copy_battlefield(campaign, battle=battle)
+        # As start_session records it: finished while another session is open, it writes back only its own.
+        record_setup(battle, campaign, demo)
         play_first_turn(battle, organiser=demo, side_a=alice, side_b=bob)
 
     def build_olga_club(self):
@@ -333,7 +337,8 @@ class Command(BaseCommand):
         build_army(scenario, "A", "Guards rifle platoon", olga, OLGA_SOVIETS)
         build_army(scenario, "B", "Panzergrenadier platoon", None, OLGA_GERMANS)
         campaign = Campaign.objects.create(club=club, name="Winter Line", description="A small DH campaign.",
-                                           deployment_zones=scenario.deployment_zones, **rules)
+                                           deployment_zones=scenario.deployment_zones, **rules,
+                                           table_width=scenario.table_width, table_depth=scenario.table_depth)
         copy_battlefield(scenario, campaign=campaign)
         battle = Battle.objects.create(
             club=club, campaign=campaign, scenario=scenario, name="Farm by the ford — session 1",
@@ -342,6 +347,7 @@ class Command(BaseCommand):
             **{name: getattr(campaign, name) for name in RULES_FIELDS},
         )
         copy_battlefield(campaign, battle=battle)
+        record_setup(battle, campaign, olga)
 
 
 def material(slug, surface):

@@ -7,6 +7,7 @@ penetration, the Penetrating Hits table, the blast pool and pins are rolled here
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import lru_cache
 
@@ -535,12 +536,17 @@ def resolve_dh_leave(state, inp, dice):
     # A unit's rout is its third pin (DH-6), and a crew routed by a flamethrower has no pins to show for
     # it (DH-16: they never pin): its sections go out routed all the same, with the three.
     pins = tables.DH_PINS_TO_ROUT if crew.routed else crew.pins
+    # Numbered on from the sections this crew already formed: one that walks out again, later in the battle
+    # or in a later session of a campaign (whose roster keeps the old sections), made a second "crew 1".
+    named = re.compile(rf"{re.escape(s.label)} crew (\d+)")
+    formed = max((int(m.group(1)) for u in state.units.values() if (m := named.fullmatch(u.label))), default=0)
     for i in range(k):
-        uid = f"{s.id}-crew-{i + 1}"
+        number = formed + i + 1
+        uid = f"{s.id}-crew-{number}"
         while uid in state.units:
             uid += "x"
         men = base + (i < extra)
-        effects.append(Effect("unit_created", uid, men, ref=s.id, note=f"{s.label} crew {i + 1}"))
+        effects.append(Effect("unit_created", uid, men, ref=s.id, note=f"{s.label} crew {number}"))
         if pins:
             # The crew is one unit (DH-6): its pin markers go out with it, e.g. a 9–10 result's survivors
             # "Routed (3 Pin markers and Rout 9")" stay routed infantry (A-DH-14).

@@ -551,3 +551,18 @@ def test_a_crew_routed_by_a_flamethrower_leaves_routed():
     pinned = dh(f.replace(crew=f.crew.replace(pins=1)), section_size=12)
     out = resolve("dh_leave", pinned, {"structure": "fort"}, ScriptedDice([]))
     assert "rout" not in out.summary and [u.pins for u in apply(pinned, out).units.values()] == [1, 1]
+
+
+def test_a_crew_walking_out_again_numbers_its_sections_on_from_those_it_formed():
+    """A crew that walked out, went back in and walks out again (later in the battle, or in a campaign's later
+    session, whose roster keeps the old sections) made a second "… crew 1": two roster rows of one name."""
+    state = dh(fort("german-concrete-blockhouse"), section_size=12)
+    state = apply(state, resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([])))
+    one, two = state.units
+    for section in (one, two):
+        state = apply(state, resolve("move", state, {"unit": section, "structure": "fort"}, ScriptedDice([])))
+    out = resolve("dh_leave", state, {"structure": "fort"}, ScriptedDice([]))
+    made = [e for e in out.effects if e.type == "unit_created"]
+    label = state.structures["fort"].label
+    assert [e.note for e in made] == [f"{label} crew 3", f"{label} crew 4"]
+    assert not {e.target for e in made} & set(state.units)

@@ -113,18 +113,23 @@ def prepare(snapshot, user, action, inputs, attacker=None):
             tracked = (snapshot.battle.options or {}).get("track_actions", True)
             if snapshot.battle.ruleset == "lg" and unit.id in state.sequence.team:
                 # Activated with its fireteam, which moves and fires in that one initiative (seed 002).
-                fires = rules.Outcome("lg_activate", (Effect("fireteam_fires", unit.id),), (), "")
+                fires = rules.Outcome("lg_activate", tuple(rules.lg_sequence.fireteam_fires(state, unit)), (), "")
                 pre, state = fires.effects, rules.apply(state, fires)
             elif tracked and (unit.acted or unit.id in state.sequence.activated):
                 raise InputError("attacker", attacker, f"{unit.label} has already acted this turn")
             elif snapshot.battle.ruleset == "lg":
-                activation = rules.resolve("lg_activate", state, {"unit": unit.id}, rules.ScriptedDice(()))
+                try:
+                    activation = rules.resolve("lg_activate", state, {"unit": unit.id}, rules.ScriptedDice(()))
+                except ActionRefused as error:
+                    # Whose initiative it is decides who may fire: said beside the attacker, not above the form.
+                    raise InputError("attacker", unit.id, error.message) from None
                 pre = activation.effects
                 state = rules.apply(state, activation)
             elif tracked:
                 pre = (Effect("activated", unit.id),)
-    elif action == "lg_pass" and state.sequence.initiative and state.sequence.initiative not in mine:
-        raise ActionRefused("action", action, f"only side {state.sequence.initiative} may pass now")
+    elif action in ("lg_pass", "lg_team_done") and state.sequence.initiative and state.sequence.initiative not in mine:
+        what = "pass" if action == "lg_pass" else "say its fireteam is done"
+        raise ActionRefused("action", action, f"only side {state.sequence.initiative} may {what} now")
     elif action == "dh_leave":
         structure = state.structures.get(str(inputs.get("structure")))
         if structure is not None and structure.crew is not None and structure.crew.side not in mine:
@@ -303,10 +308,10 @@ def _with_activation(prepared, summary):
     words = [f"{unit.label}: {summary}"]
     if any(e.type == "morale_checked" for e in prepared.pre_effects):
         words.append("owed morale check made")
-    if any(e.type == "initiative" for e in prepared.pre_effects) and not rules.lg_sequence.still_to_act(prepared.state):
-        words.append("every piece has had its initiative: the turn may end")
-    else:
-        words += [f"side {e.target} has the initiative" for e in prepared.pre_effects if e.type == "initiative"]
+    words += [rules.lg_sequence.handed_to(prepared.state, e.target) for e in prepared.pre_effects if e.type == "initiative"]
+    team = [prepared.state.units[t].label for t in prepared.state.sequence.team]
+    if team:
+        words.append(f"the fireteam keeps the initiative: {', '.join(team)} may still fire")
     return "; ".join(words)
 
 

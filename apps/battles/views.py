@@ -44,7 +44,7 @@ from config.responses import post_or_back, refused, see_other
 PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
 LOG_PAGE_SIZE = 50
-TURN_BUTTONS = frozenset({"start", "end_turn", "upkeep", "lg_initiative", "lg_pass", "lg_activate"})
+TURN_BUTTONS = frozenset({"start", "end_turn", "upkeep", "lg_initiative", "lg_pass", "lg_activate", "lg_team_done"})
 # Inputs that belong to one structure: a new target clears them.
 PER_STRUCTURE = ("floor", "target", "targets", "side", "caught", "eliminated")
 
@@ -1068,8 +1068,11 @@ def turn_context(battle, board, viewer, page=None):
     owing = [names.get(u, u) for u in seq.pending_morale
              if u in state.units and state.units[u].side == seq.initiative]
     pass_reason = ""
+    team_holds = capfirst(rules.lg_sequence.team_holds(state)) if lg else ""
     if lg and seq.initiative is None:
         pass_reason = rules.initiative_first(state).capitalize()
+    elif team_holds:
+        pass_reason = team_holds
     elif owing:
         pass_reason = f"Side {seq.initiative} may not pass: {', '.join(owing)} must check morale first"
         # The check is made when the piece is activated (LG-36); one that cannot be any more would hold its
@@ -1085,7 +1088,7 @@ def turn_context(battle, board, viewer, page=None):
         pass_reason = f"Only side {seq.initiative} may pass now"
     upkeep_due = battle.status == BattleStatus.IN_PROGRESS and battle.upkeep_turn < battle.turn
     activatable = [u for u in state.units.values()
-                   if lg and u.side == seq.initiative and u.side in viewer.sides and not u.destroyed
+                   if lg and not team_holds and u.side == seq.initiative and u.side in viewer.sides and not u.destroyed
                    and not u.incapacitated and u.id not in seq.activated]
     last = last_undoable(battle, page)
     return {
@@ -1103,6 +1106,8 @@ def turn_context(battle, board, viewer, page=None):
         "events": [(e, EVENT_EFFECTS.get(e.roll, "")) for e in seq.events],
         "activated": [names.get(u, u) for u in seq.activated],
         "team": [names.get(u, u) for u in seq.team],
+        # The side whose fireteam is acting ends its initiative itself ("Team done"): the other waits.
+        "team_done": bool(team_holds) and seq.initiative in viewer.sides,
         "pending": [names.get(u, u) for u in seq.pending_morale],
         "pass_reason": pass_reason,
         # As the rules refuse it (LG-39): say so on the button rather than after its confirm.
@@ -1781,7 +1786,7 @@ def battle_turn(request, pk):
         elif action in services.TURN_ACTIONS:
             entries = services.turn_action(battle_id=battle.pk, user=request.user, action=action, client_token=token,
                                            dice_values=own_dice(request.POST), turn=_int(request.POST.get("turn")))
-        elif action in ("lg_pass", "lg_activate"):
+        elif action in ("lg_pass", "lg_activate", "lg_team_done"):
             inputs = {"unit": request.POST.get("unit", ""), "fireteam": request.POST.get("fireteam", "")} \
                 if action == "lg_activate" else {}
             entries = [services.perform(battle_id=battle.pk, user=request.user, action=action, inputs=inputs,

@@ -32,11 +32,48 @@ def still_to_act(state):
                    and u.id not in seq.activated), key=lambda u: (u.side, u.label))
 
 
+def team_holds(state):
+    """Why a fireteam activated together still holds its side's initiative, or "": its members "may move
+    and fire before the opposing player gets the initiative again" (seed 002, Fireteam Initiative 2), so
+    nobody else acts, passes or ends the turn until each has fired or its side says the team is done."""
+    team = [state.units[t] for t in state.sequence.team if t in state.units]
+    if not team:
+        return ""
+    side, names = team[0].side, ", ".join(u.label for u in team)
+    return (f"side {side}'s fireteam holds the initiative while {names} may still fire: side {side} fires with "
+            f"{'them' if len(team) > 1 else 'it'} or says “Team done” first")
+
+
+def next_side(state, side, done=()):
+    """Who has the initiative once `side` has acted: the other side, unless it has no piece left to
+    activate (A-LG-22); `done`, pieces acting now that `state` does not mark yet."""
+    other = state.sequence.other(side)
+    return other if any(x.side == other and x.id not in done for x in still_to_act(state)) else side
+
+
+def handed_to(state, side, done=()):
+    """How an entry that hands the initiative on ends: to whom, or that the turn may end."""
+    if not any(x.id not in done for x in still_to_act(state)):
+        return "every piece has had its initiative: the turn may end"
+    return f"side {side} has the initiative"
+
+
+def fireteam_fires(state, unit):
+    """A member of the fireteam acting now makes its attack, in the team's initiative (no activation of
+    its own); the last of them to fire hands the initiative on, as a single piece's activation does."""
+    effects = [Effect("fireteam_fires", unit.id)]
+    if not [t for t in state.sequence.team if t != unit.id]:
+        effects.append(Effect("initiative", next_side(state, unit.side)))
+    return effects
+
+
 def turn_goes_on(state):
     """Why a LaserGrenadiers turn may not be ended yet (LG-39), or "": it ends when both sides have
     moved or fired all their pieces, or when both pass twice in a row (which ends it by itself:
     lg_pass), and never while a morale check is owed. A side that leaves pieces idle passes."""
     seq = state.sequence
+    if team_holds(state):
+        return team_holds(state)
     if seq.pending_morale:
         owing = [state.units[u].label for u in seq.pending_morale if u in state.units]
         return f"the turn cannot end while morale checks are owed ({', '.join(owing)})"
@@ -103,6 +140,8 @@ def resolve_lg_activate(state, inp, dice):
     seq, u = state.sequence, inp["unit"]
     if seq.initiative is None:
         refuse("action", "lg_activate", initiative_first(state))
+    if seq.team:
+        refuse("unit", u.id, team_holds(state))
     if u.side != seq.initiative:
         refuse("unit", u.id, f"side {seq.initiative} holds the initiative, not side {u.side}")
     if u.id in seq.activated:
@@ -126,21 +165,39 @@ def resolve_lg_activate(state, inp, dice):
             effects.append(Effect("morale_checked", x.id))
         effects.append(Effect("activated", x.id, note=f"fireteam {u.fireteam}" if inp["fireteam"] else ""))
     done = {x.id for x in team}
-    other = seq.other(u.side)
-    if any(x.side == other and x.id not in done for x in still_to_act(state)):
-        nxt = other
-    else:
-        # The other side has nothing left to move (a piece a blast incapacitated may not): keep going (A-LG-22).
-        nxt = u.side
-    effects.append(Effect("initiative", nxt))
     names = ", ".join(x.label for x in team)
     checked = [x.label for x in team if x.id in seq.pending_morale]
     # The log is the table's record: say that the owed check was made, or nobody can tell why the
     # side may pass again.
     morale = f" (owed morale check made: {', '.join(checked)})" if checked else ""
-    if not any(x.id not in done for x in still_to_act(state)):
-        return effects, f"Side {u.side} activates {names}{morale}; every piece has had its initiative: the turn may end"
-    return effects, f"Side {u.side} activates {names}{morale}; side {nxt} has the initiative"
+    if inp["fireteam"]:
+        # The team moves and fires before the other side gets the initiative again (seed 002): it stays
+        # with this side until every member has fired or the side says the team is done (lg_team_done).
+        effects.append(Effect("initiative", u.side))
+        return effects, (f"Side {u.side} activates {names}{morale}; fireteam {u.fireteam} keeps the initiative "
+                         f"until {'they have' if len(team) > 1 else 'it has'} fired or side {u.side} says “Team done”")
+    nxt = next_side(state, u.side, done)
+    effects.append(Effect("initiative", nxt))
+    return effects, f"Side {u.side} activates {names}{morale}; {handed_to(state, nxt, done)}"
+
+
+@action(
+    "lg_team_done", "lg", "Team done",
+    source=f"{SOURCE} 'Fireteam Initiative' 2, 7 (LG-45, LG-48)",
+    rolls=False,  # ends the team's initiative: nothing to roll, no odds
+    help="The fireteam activated together has moved and fired all it will: the initiative passes on",
+)
+def resolve_lg_team_done(state, inp, dice):
+    seq = state.sequence
+    team = [state.units[t] for t in seq.team if t in state.units]
+    if not team:
+        refuse("action", "lg_team_done", "no fireteam is acting now: “Team done” ends a fireteam's initiative")
+    side = team[0].side
+    nxt = next_side(state, side)
+    # Its members stay marked (LG-48: "when the team is done with its move all of its members are done for
+    # the turn"); only the chance to fire ends.
+    return [Effect("team_done", side), Effect("initiative", nxt)], \
+        f"Side {side}'s fireteam is done ({', '.join(u.label for u in team)} did not fire); {handed_to(state, nxt)}"
 
 
 @action(
@@ -154,6 +211,8 @@ def resolve_lg_pass(state, inp, dice):
     side = seq.initiative
     if side is None:
         refuse("action", "lg_pass", initiative_first(state))
+    if seq.team:
+        refuse("action", "lg_pass", team_holds(state))
     owing = _owing(state, side)
     if owing:
         refuse("action", "lg_pass", f"side {side} may not pass: {', '.join(u.label for u in owing)} must still "

@@ -364,6 +364,7 @@ HANDLERS = {
     "passed": lambda w, e: _seq(w, pass_streak=int(e.n), team=()),
     "activated": _activated,
     "fireteam_fires": _fireteam_fires,
+    "team_done": lambda w, e: _seq(w, team=()),
     "morale_owed": _morale(True),
     "morale_checked": _morale(False),
     "turn_ended": _turn_ended,

@@ -2914,7 +2914,7 @@ def test_a_fireteam_activated_together_fires_in_the_same_initiative(client, lg):
     """Seed 002, Fireteam Initiative: the team's members "may move and fire before the opposing player
     gets the initiative again". After "Its whole fireteam" the attack form offered none of them ("has
     acted"), so a team could only ever move. Each member now fires once, named in the log, while the
-    panel lists who still may; once the other side acts the team's initiative is over."""
+    panel lists who still may; "Team done" ends the team's initiative."""
     Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, fireteam_initiative=True,
                                                   sequence={"initiative": "A", "rolled": True})
     rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
@@ -2937,14 +2937,64 @@ def test_a_fireteam_activated_together_fires_in_the_same_initiative(client, lg):
     client.post(url(lg, "battle_resolve"), shot, **HTMX)
     entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
     assert entry.summary.startswith("Alpha one: ")
+    assert entry.summary.endswith("the fireteam keeps the initiative: Alpha two may still fire")
     assert attackers() == [uid(lg.a2)]
     battle = Battle.objects.get(pk=lg.battle.pk)
-    assert battle.sequence["team"] == [uid(lg.a2)] and battle.sequence["initiative"] == "B"
-    signed(client, lg.bob)
-    client.post(url(lg, "battle_turn"), {"action": "lg_pass", "client_token": str(uuid.uuid4())}, **HTMX)
-    signed(client, lg.alice)
+    assert battle.sequence["team"] == [uid(lg.a2)] and battle.sequence["initiative"] == "A"
+    client.post(url(lg, "battle_turn"), {"action": "lg_team_done", "client_token": str(uuid.uuid4())}, **HTMX)
+    battle.refresh_from_db()
+    assert battle.sequence["team"] == [] and battle.sequence["initiative"] == "B"
     assert attackers() == []
     assert "may still fire" not in text_of(client.get(url(lg, "battle")), "turns")
+
+
+def test_the_other_side_waits_while_a_fireteam_holds_the_initiative(client, lg):
+    """The initiative went to side B at once when side A activated a fireteam, so B could move first, and
+    anything B did ended A's team's turn. Now B's pass and B's attack are refused, with the reason in the
+    turns panel and beside the attacker, and nothing is logged or changed, until A has fired with every
+    member or says "Team done" (logged, and undone exactly like any entry)."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, fireteam_initiative=True,
+                                                  sequence={"initiative": "A", "rolled": True})
+    rifle = factories.weapon("lg", "laser-rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    for member in (lg.a1, lg.a2, lg.b1):
+        UnitWeapon.objects.create(unit=member, weapon=rifle)
+    Unit.objects.filter(pk__in=[lg.a1.pk, lg.a2.pk]).update(fireteam="red")
+    farm = lg.structure("Farmhouse", floors=1)
+    signed(client, lg.alice).post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.a1),
+                                                           "fireteam": "yes", "client_token": str(uuid.uuid4())},
+                                  **HTMX)
+    held = Battle.objects.get(pk=lg.battle.pk).sequence
+    assert held["initiative"] == "A" and held["team"] == [uid(lg.a1), uid(lg.a2)]
+    assert 'data-action="lg_team_done"' in body(client.get(url(lg, "battle")))
+
+    signed(client, lg.bob)
+    response = client.get(url(lg, "battle"))
+    assert page(response).find("why-lg_pass").text().startswith(
+        "Side A's fireteam holds the initiative while Alpha one, Alpha two may still fire")
+    assert 'data-action="lg_team_done"' not in body(response)
+    before = state(lg)
+    answer = client.post(url(lg, "battle_turn"), {"action": "lg_pass", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "only side A may pass now" in text_of(answer, "turns")
+    answer = client.post(url(lg, "battle_resolve"), {
+        "action": "lg_attack_structure", "attacker": uid(lg.b1), "weapon": f"w{rifle.pk}", "structure": sid(farm),
+        "hit": "no", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "side A's fireteam holds the initiative while Alpha one, Alpha two may still fire" in \
+        text_of(answer, "field-attacker")
+    answer = client.post(url(lg, "battle_turn"), {"action": "lg_team_done", "client_token": str(uuid.uuid4())},
+                         **HTMX)
+    assert "only side A may say its fireteam is done now" in text_of(answer, "turns")
+    assert state(lg) == before and Battle.objects.get(pk=lg.battle.pk).sequence == held
+
+    signed(client, lg.alice)
+    client.post(url(lg, "battle_turn"), {"action": "lg_team_done", "client_token": str(uuid.uuid4())}, **HTMX)
+    done = LogEntry.objects.get(battle=lg.battle, action="lg_team_done")
+    assert done.summary == "Side A's fireteam is done (Alpha one, Alpha two did not fire); side B has the initiative"
+    battle = Battle.objects.get(pk=lg.battle.pk)
+    assert battle.sequence["initiative"] == "B" and battle.sequence["team"] == []
+    client.post(url(lg, "battle_undo"), {"seq": done.seq}, **HTMX)
+    assert LogEntry.objects.get(pk=done.pk).undone
+    assert Battle.objects.get(pk=lg.battle.pk).sequence == held
+
 
 
 def test_an_lg_hit_inside_offers_to_record_who_it_eliminated(client, lg):

@@ -661,3 +661,32 @@ def test_a_reload_mid_attack_opens_the_same_card_and_choices(live_server, demo, 
     expect(alice.locator('#id_dice_mode input[value="player"]')).to_be_checked()
     expect(alice.locator("#id_dice_0")).to_have_value("4")
     assert newest_seq(demo) == logged  # nothing was resolved meanwhile
+
+
+def test_a_fireteam_keeps_the_initiative_until_its_side_taps_team_done(live_server, demo, watch):
+    """Fireteam initiative (seed 002): alice activates her fireteam with the turn panel's checkbox; the
+    initiative stays with side A, so bob's phone shows Pass disabled with the reason and no Team done;
+    alice's Team done hands the initiative to bob, whose Pass comes back by the poll."""
+    Battle.objects.filter(pk=demo.pk).update(ruleset="lg", fireteam_initiative=True, upkeep_turn=demo.turn,
+                                             sequence={"initiative": "A", "rolled": True})
+    team = list(Unit.objects.filter(army__battle=demo, army__side="A").order_by("pk")[:2])
+    Unit.objects.filter(pk__in=[u.pk for u in team]).update(fireteam="red")
+    battle_url = live_server.url + f"/battles/{demo.pk}/"
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    for page in (alice, bob):
+        page.goto(battle_url)
+    alice.select_option("#activate-unit", f"u{team[0].pk}")
+    alice.locator("#turns input[name=fireteam]").check()
+    with swapped(alice, "#turns"):
+        alice.locator("#turns [data-action=lg_activate]").click()
+    expect(alice.locator("#turns [data-action=lg_team_done]")).to_be_enabled()
+    expect(bob.locator("#why-lg_pass")).to_contain_text("fireteam holds the initiative", timeout=POLL_WAIT_MS)
+    expect(bob.locator("#turns [data-action=lg_pass]")).to_be_disabled()
+    expect(bob.locator("#turns [data-action=lg_team_done]")).to_have_count(0)
+    with swapped(alice, "#turns"):
+        alice.locator("#turns [data-action=lg_team_done]").click()
+    expect(alice.locator("#turns [data-action=lg_team_done]")).to_have_count(0)
+    expect(bob.locator("#turns [data-action=lg_pass]")).to_be_enabled(timeout=POLL_WAIT_MS)
+    assert LogEntry.objects.filter(battle=demo, action="lg_team_done").count() == 1
+    assert Battle.objects.get(pk=demo.pk).sequence["initiative"] == "B"

@@ -33,6 +33,8 @@ BOOKKEEPING = {
     # for activating a piece or passing.
     "lg_activate": lambda: (holding_initiative(), {"unit": "t1"}),
     "lg_pass": lambda: (holding_initiative(), {}),
+    "lg_team_done": lambda: (holding_initiative().replace(sequence=SequenceState(initiative="A", rolled=True,
+                                                                                 team=("t1",))), {}),
     "move": lambda: (battle("ba", [building("house", 2)], [unit("sq")]), {"unit": "sq", "structure": "house",
                                                                           "floor": 1}),
 }

@@ -147,25 +147,67 @@ def test_fireteam_initiative_marks_the_whole_team():
         play(play(game(), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1", "fireteam": "yes"})
 
 
-def test_a_fireteam_activated_together_may_fire_until_anyone_else_acts():
+def test_a_fireteam_activated_together_keeps_the_initiative_until_every_member_has_fired():
     """Seed 002: "all members of a fireteam have the initiative at the same time and may move and fire
-    before the opposing player gets the initiative again". The team's activation marked every member as
-    having acted, so none of them could fire after it. The members wait in `team` until each fires
-    (`fireteam_fires`) or anyone else acts or passes."""
-    from apps.rules import Effect, Outcome, OutcomeError
+    before the opposing player gets the initiative again". The initiative went to side B at the team's
+    activation, so B could act first and any action of B's ended the team's turn. It now stays with A:
+    B may neither activate nor pass, A activates nobody else and nobody ends the turn, until each member
+    has fired once (`fireteam_fires`); the last one hands the initiative on."""
+    from apps.rules import Outcome, OutcomeError
+    from apps.rules.lg_sequence import fireteam_fires
 
     state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
-    state, _ = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
-    assert state.sequence.team == ("a1", "a2") and state.sequence.initiative == "B"
-    fired = apply(state, Outcome("lg_activate", (Effect("fireteam_fires", "a1"),), (), ""))
-    assert fired.sequence.team == ("a2",)
+    state, out = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert state.sequence.team == ("a1", "a2") and state.sequence.initiative == "A"
+    assert out.summary == "Side A activates a1, a2; fireteam red keeps the initiative until they have fired or " \
+                          "side A says “Team done”"
+    for key, inputs in (("lg_activate", {"unit": "b1"}), ("lg_activate", {"unit": "a3"}), ("lg_pass", {})):
+        with pytest.raises(ActionRefused) as err:
+            play(state, key, inputs)
+        assert "side A's fireteam holds the initiative while a1, a2 may still fire" in err.value.message
+    with pytest.raises(ActionRefused):  # not even once every piece has had its initiative
+        play(all_acted(state), "end_turn")
+
+    def fire(state, uid):
+        return apply(state, Outcome("lg_attack_structure", tuple(fireteam_fires(state, state.units[uid])), (), ""))
+
+    fired = fire(state, "a2")
+    assert fired.sequence.team == ("a1",) and fired.sequence.initiative == "A"
     with pytest.raises(OutcomeError):  # it fires once
-        apply(fired, Outcome("lg_activate", (Effect("fireteam_fires", "a1"),), (), ""))
-    assert play(state, "lg_activate", {"unit": "b1"})[0].sequence.team == ()
-    assert play(state, "lg_pass")[0].sequence.team == ()
-    # A piece activated alone has no team to fire with.
+        fire(fired, "a2")
+    with pytest.raises(ActionRefused):
+        play(fired, "lg_activate", {"unit": "b1"})
+    both = fire(fired, "a1")
+    assert both.sequence.team == () and both.sequence.initiative == "B"
+    assert play(both, "lg_activate", {"unit": "b1"})[0].sequence.initiative == "A"
+    # A piece activated alone has no team to fire with, and the initiative passes at once.
     alone, _ = play(play(game(fireteams=True), "lg_initiative", dice=[1, 2])[0], "lg_activate", {"unit": "a1"})
-    assert alone.sequence.team == ()
+    assert alone.sequence.team == () and alone.sequence.initiative == "B"
+
+
+def test_team_done_hands_the_initiative_on_as_a_single_activation_would():
+    """The side may stop before every member has fired (seed 002, Fireteam Initiative 7: "when the team
+    is done with its move all of its members are done for the turn"): "Team done" ends the team's
+    initiative, its members stay marked, and the initiative passes on; to nobody when B has nothing left
+    to activate (A-LG-22)."""
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])
+    state, _ = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    done, out = play(state, "lg_team_done")
+    assert [(e.type, e.target) for e in out.effects] == [("team_done", "A"), ("initiative", "B")]
+    assert out.summary == "Side A's fireteam is done (a1, a2 did not fire); side B has the initiative"
+    assert done.sequence.team == () and done.sequence.initiative == "B"
+    assert {"a1", "a2"} <= set(done.sequence.activated)
+    with pytest.raises(ActionRefused):  # no team is acting any more
+        play(done, "lg_team_done")
+    with pytest.raises(ActionRefused):
+        play(done, "lg_activate", {"unit": "a2"})
+    b_done = state.replace(sequence=state.sequence.replace(activated=state.sequence.activated + ("b1", "b2")))
+    kept, out = play(b_done, "lg_team_done")
+    assert kept.sequence.initiative == "A" and out.summary.endswith("; side A has the initiative")
+    last = b_done.replace(sequence=b_done.sequence.replace(activated=b_done.sequence.activated + ("a3",)))
+    ended, out = play(last, "lg_team_done")
+    assert out.summary.endswith("every piece has had its initiative: the turn may end")
+    assert play(ended, "end_turn")[0].turn == 2
 
 
 def test_a_fireteam_activation_leaves_out_a_member_a_blast_incapacitated():

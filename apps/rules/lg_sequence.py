@@ -44,6 +44,46 @@ def team_holds(state):
             f"{'them' if len(team) > 1 else 'it'} or says “Team done” first")
 
 
+def moving_now(state, side):
+    """The pieces of `side` whose activation is its latest this turn: the piece it activated last, or the
+    members of the fireteam it activated together last (the trailing run of one fireteam)."""
+    mine = [state.units[x] for x in state.sequence.activated if x in state.units and state.units[x].side == side]
+    if not mine:
+        return []
+    last = mine[-1]
+    if not last.fireteam:
+        return [last]
+    run = []
+    for u in reversed(mine):
+        if u.fireteam != last.fireteam:
+            break
+        run.append(u)
+    return run
+
+
+def cannot_move(state, u):
+    """Why a LaserGrenadiers piece may not be recorded as moving now, or "". Moving is what a piece does
+    with its initiative (seed 002, 1a: "Having the initiative means that a player can move and/or fire one
+    of his pieces"; 2d; a marked piece "can perform no further action during the current turn"), so a move
+    belongs to its side's latest activation. Not the side's previous ones: once that side has selected
+    another piece, the earlier one is done. Before turn 1's initiative roll nobody has acted yet, and moves
+    place the pieces for the start."""
+    seq = state.sequence
+    if not seq.rolled:
+        if state.turn == 1 and not seq.activated:
+            return ""
+        return f"{u.label} moves with its initiative, and nobody has it yet: {initiative_first(state)}"
+    if seq.team and u.id not in {x.id for x in moving_now(state, state.units[seq.team[0]].side)}:
+        return team_holds(state)
+    if u.id in {x.id for x in moving_now(state, u.side)}:
+        return ""
+    if u.id in seq.activated:
+        return (f"{u.label} has had its initiative this turn, and side {u.side} has activated another piece "
+                "since: a moved piece can do nothing more this turn (seed 002)")
+    return (f"{u.label} moves with its own initiative: side {u.side} activates it first (“Activate (move only)”), "
+            "then records its move (seed 002, 2a–d)")
+
+
 def next_side(state, side, done=()):
     """Who has the initiative once `side` has acted: the other side, unless it has no piece left to
     activate (A-LG-22); `done`, pieces acting now that `state` does not mark yet."""

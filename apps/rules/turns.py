@@ -103,6 +103,9 @@ def resolve_move(state, inp, dice):
     u, s, level = inp["unit"], inp["structure"], inp["floor"]
     if u.destroyed:
         refuse("unit", u.id, f"{u.label} has been destroyed")
+    why = lg_sequence.cannot_move(state, u) if state.options.ruleset == "lg" else ""
+    if why:
+        refuse("unit", u.id, why)
     inside = state.structures.get(u.structure)
     if state.options.ruleset == "ba" and u.kind == "artillery" and inside is not None and ba.is_building(inside):
         # Artillery only ever stands in a building from the set-up (BA-1), and then for good.

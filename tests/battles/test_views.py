@@ -3027,11 +3027,34 @@ def test_an_lg_hit_inside_offers_to_record_who_it_eliminated(client, lg):
     assert not again.find_all("a", cls="button-link")
 
 
+def test_an_lg_move_outside_its_pieces_activation_is_refused(client, lg):
+    """With Alpha one mid-activation (the initiative already passed to side B), bob recorded a move of
+    Bravo one, which had not had its initiative: "Move a unit" never asked whose turn it was. Moving is what
+    a piece does with its initiative (seed 002): the move is refused beside the unit, nothing logged or
+    moved, until side B activates it."""
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="B", rolled=True,
+                                                                         activated=(uid(lg.a1),)).to_dict(),
+                                                  upkeep_turn=1)
+    Unit.objects.filter(pk=lg.b1.pk).update(x=1, y=1)
+    signed(client, lg.bob)
+    move = {"action": "move", "unit": uid(lg.b1), "x": "5", "y": "6"}
+    answer = client.post(url(lg, "battle_resolve"), {**move, "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Bravo one moves with its own initiative: side B activates it first" in text_of(answer, "field-unit")
+    assert not LogEntry.objects.filter(battle=lg.battle, action="move").exists()
+    assert (Unit.objects.get(pk=lg.b1.pk).x, Unit.objects.get(pk=lg.b1.pk).y) == (1, 1)
+    client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.b1),
+                                         "client_token": str(uuid.uuid4())}, **HTMX)
+    client.post(url(lg, "battle_resolve"), {**move, "client_token": str(uuid.uuid4())}, **HTMX)
+    assert (Unit.objects.get(pk=lg.b1.pk).x, Unit.objects.get(pk=lg.b1.pk).y) == (5, 6)
+
+
 def test_the_move_form_waits_for_where_the_unit_went_before_calling_it_missing(client, lg):
     """Picking the unit to move drew "Choose the structure it went into, or give the spot on the table"
     in red under "Into" at once, before the player had had a chance to say where it went: an input not
     given yet is a hint, not a mistake. Recorded without it, the form still says so beside the field."""
-    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
+    # Alpha one's activation (the initiative has passed to side B): its move is recorded now.
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="B", rolled=True,
+                                                                         activated=(uid(lg.a1),)).to_dict(),
                                                   upkeep_turn=1)
     signed(client, lg.alice)
     form = page(client.get(url(lg, "battle_form"), {"action": "move", "unit": uid(lg.a1)}, **HTMX)).find("attack-form")

@@ -317,3 +317,49 @@ def test_a_turn_opens_with_its_upkeep_then_initiative():
     with pytest.raises(ActionRefused, match="roll for initiative first"):
         resolve("lg_pass", state, {}, ScriptedDice([]))
     assert play(state, "lg_initiative", dice=[9, 2])[0].sequence.initiative == "B"
+
+
+def test_a_piece_moves_only_in_its_sides_latest_activation():
+    """"Move a unit" never asked whose initiative it was: with side A's piece mid-activation, side B
+    recorded a move of a piece it had not activated, and a fireteam's turn could be moved through. Moving
+    is what a piece does with its initiative (seed 002, 1a, 2d), so a move belongs to its side's latest
+    activation; a piece done earlier in the turn does nothing more."""
+    def move(state, who):
+        return play(state, "move", {"unit": who, "x": "3", "y": "4"})
+
+    start = game()
+    # Before turn 1's initiative roll, the players place their pieces.
+    assert move(start, "b1")[1].effects
+    state, _ = play(start, "lg_initiative", dice=[1, 2])  # side A wins
+    with pytest.raises(ActionRefused, match="side A activates it first") as err:
+        move(state, "a3")
+    assert err.value.field == "unit"
+    state, _ = play(state, "lg_activate", {"unit": "a3"})  # side B has the initiative now
+    assert move(state, "a3")[1].effects  # recorded after the initiative passed on: still a3's activation
+    with pytest.raises(ActionRefused, match="side B activates it first"):
+        move(state, "b1")
+    state, _ = play(state, "lg_activate", {"unit": "b1"})
+    assert move(state, "b1")[1].effects and move(state, "a3")[1].effects
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    with pytest.raises(ActionRefused, match="a3 has had its initiative this turn, and side A has activated "
+                                            "another piece since"):
+        move(state, "a3")
+
+
+def test_no_move_outside_a_fireteam_holding_the_initiative():
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[2, 1])  # side B wins
+    state, _ = play(state, "lg_activate", {"unit": "b1"})
+    state, _ = play(state, "lg_activate", {"unit": "a1", "fireteam": "yes"})
+    assert play(state, "move", {"unit": "a2", "x": "3", "y": "4"})[1].effects
+    with pytest.raises(ActionRefused, match="side A's fireteam holds the initiative while a1, a2 may still fire"):
+        play(state, "move", {"unit": "b1", "x": "3", "y": "4"})
+    state, _ = play(state, "lg_team_done")
+    # The team is done firing; its members' moves are still that activation's.
+    assert play(state, "move", {"unit": "a1", "x": "3", "y": "4"})[1].effects
+    assert play(state, "move", {"unit": "b1", "x": "3", "y": "4"})[1].effects
+
+
+def test_between_turns_nobody_moves():
+    state = game().replace(turn=2, upkeep_turn=1)
+    with pytest.raises(ActionRefused, match="nobody has it yet: run the start-of-turn upkeep for turn 2"):
+        play(state, "move", {"unit": "a1", "x": "3", "y": "4"})

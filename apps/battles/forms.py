@@ -14,7 +14,7 @@ from django import forms
 from apps import rules
 from apps.battles import services
 from apps.rules.dice import ordinal
-from apps.rules.lg import rotary_hits
+from apps.rules.lg import cannot_fire_from, rotary_hits
 from apps.rules.tables import DH_PINS_TO_ROUT
 
 DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
@@ -287,6 +287,9 @@ class ActionForm(forms.Form):
                 choices = self._my_units(f.name)
             else:
                 units = self._pieces(f) if f.structure_allows and self._structure() else self._units(f.name)
+                not_offered = self.__dict__.pop("not_offered", None)
+                if not_offered:
+                    kw["help_text"] = " ".join(filter(None, [f.help, f"Not offered: {', '.join(not_offered)}"]))
                 # Never a unit chosen for the player: the first in the list may well be their own.
                 choices = [("", "— none —" if optional else "Choose a unit"), *units]
             return forms.CharField(widget=forms.Select(choices=choices), **kw)
@@ -381,8 +384,19 @@ class ActionForm(forms.Form):
         theirs = ENEMY_PIECE.get(self.spec.key) == name and len(self.sides) == 1
         live = sorted((u for u in self.state.units.values() if not (u.destroyed or u.rejoined)
                        and not (theirs and u.side in self.sides)), key=lambda u: (u.side, u.label))
-        inside = [unit_choice(self.state, u) for u in live if structure and u.structure == structure]
-        others = [unit_choice(self.state, u) for u in live if not (structure and u.structure == structure)]
+        notes = {}
+        if self.spec.key == "lg_detect" and name == "target":
+            # Only a piece that could have fired (not one a bunker without slits shuts in), as the attack
+            # form offers no such attacker; one already chosen stays, beside the rule's reason.
+            stuck = {u.id: cannot_fire_from(self.state, u) for u in live}
+            current = str(self.data.get(name, ""))
+            self.not_offered = [f"{u.label} ({stuck[u.id][0]})" for u in live if stuck[u.id] and u.id != current]
+            notes = {u.id: stuck[u.id][0] for u in live if stuck[u.id] and u.id == current}
+            live = [u for u in live if not stuck[u.id] or u.id in notes]
+        inside = [unit_choice(self.state, u, notes.get(u.id, "")) for u in live
+                  if structure and u.structure == structure]
+        others = [unit_choice(self.state, u, notes.get(u.id, "")) for u in live
+                  if not (structure and u.structure == structure)]
         if inside:
             where = self.state.structures[structure].label
             return [(f"In {where}", inside), ("Elsewhere", others)]

@@ -152,24 +152,12 @@ def prepare(snapshot, user, action, inputs, attacker=None):
 
 
 def lg_cannot_fire_from(state, unit, action):
-    """Why where a LaserGrenadiers piece stands forbids its attack (seed 000), as (a note for the attacker
-    list, the refusal), or None: a structure made untenable must be left on the piece's next activation
-    (A-LG-3), and a bunker "lack[s] firing slits and embrasures" (LG-2): nobody inside fires out, unless its
-    designer gave it slits."""
-    inside = state.structures.get(unit.structure)
-    if inside is None or action not in ATTACKS:
+    """Why where a LaserGrenadiers piece stands forbids its attack, as (a note for the attacker list, the
+    refusal), or None (`rules.lg.cannot_fire_from`; a breach is made at a wall, not fired out of a bunker)."""
+    if action not in ATTACKS:
         return None
-    if inside.collapsed or inside.destroyed:
-        ruin = "rubble" if inside.collapsed else "destroyed"
-        return ("in ruins: must leave first",
-                f"{unit.label} is in {inside.label}, which is {ruin}: nobody may occupy it, so it must leave on "
-                "this activation (A-LG-3). Move it out first")
-    if action == "lg_attack_structure" and inside.kind == "bunker" and unit.floor is not None \
-            and not any(inside.floor(unit.floor).slits.values()):
-        return ("in a bunker: no firing slits",
-                f"{unit.label} is in {inside.label}, a bunker: it has no firing slits or embrasures, so pieces "
-                "inside cannot fire out (seed 000). Move it out first")
-    return None
+    stuck = rules.lg.cannot_fire_from(state, unit, shooting=action == "lg_attack_structure")
+    return (stuck[0], stuck[1] + ". Move it out first") if stuck else None
 
 
 def _finite_numbers(spec, inputs):

@@ -24,6 +24,27 @@ def base_type(weapon_type):
     return weapon_type
 
 
+def cannot_fire_from(state, unit, shooting=True):
+    """Why where a piece stands keeps it from firing (seed 000), as (a short note, the reason), or None: a
+    structure made untenable must be left on the piece's next activation (A-LG-3), and a bunker "lack[s]
+    firing slits and embrasures" (LG-2): nobody inside fires out (`shooting`), unless its designer gave it
+    slits."""
+    inside = state.structures.get(unit.structure)
+    if inside is None:
+        return None
+    if inside.collapsed or inside.destroyed:
+        ruin = "rubble" if inside.collapsed else "destroyed"
+        return ("in ruins: must leave first",
+                f"{unit.label} is in {inside.label}, which is {ruin}: nobody may occupy it, so it must leave on "
+                "this activation (A-LG-3)")
+    if shooting and inside.kind == "bunker" and unit.floor is not None \
+            and not any(inside.floor(unit.floor).slits.values()):
+        return ("in a bunker: no firing slits",
+                f"{unit.label} is in {inside.label}, a bunker: it has no firing slits or embrasures, so pieces "
+                "inside cannot fire out (seed 000)")
+    return None
+
+
 def attack_factor(weapon, armour_class=None, pulse=False):
     """LG-53 table, LG-54 anti-matter (= armour class struck, 1 for class 0), LG-71 pulse mode."""
     if weapon.weapon_type == "anti_matter":
@@ -260,6 +281,9 @@ def resolve_lg_breach(state, inp, dice):
 )
 def resolve_lg_detect(state, inp, dice):
     u, w = inp["target"], inp["weapon"]
+    stuck = cannot_fire_from(state, u)
+    if stuck:
+        refuse("target", u.id, f"{stuck[1]}: it is not the piece that fired")
     n = max(0, min(10, inp["base"] + w.detection_effect))
     sig = f" {w.detection_effect:+d} for the {w.name}" if w.detection_effect else ""
     if n == 0:  # nothing to roll (`percent`): say why rather than "needed 1–0"

@@ -2001,6 +2001,27 @@ def test_the_lg_attack_form_offers_no_attacker_that_cannot_fire_from_where_it_st
     assert uid(free)
 
 
+def test_detect_offers_no_piece_that_could_not_have_fired(client, lg):
+    """"Detect a concealed piece that fired" offered the pieces in a bunker without firing slits (seed 000:
+    nobody inside fires out), which the attack form never offers as attackers. Left out and named; one
+    chosen anyway is refused beside the field and nothing is logged."""
+    rifle = factories.weapon("lg", "rifle-test", weapon_type="laser_small_arms", rof_code="P")
+    concrete = ("concrete_reinforced", 9, "concrete")
+    bunker = lg.structure("Bunker", kind="bunker", floors=1, wall=concrete)
+    sentry = lg.unit("B", "Sentry", floor=bunker.floors.get(), weapons=[rifle], models=1)
+    signed(client, lg.alice)
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_detect"}, **HTMX))
+    offered = [o.text().split(" (")[0] for o in form.find("id_target").find_all("option") if o.attrs.get("value")]
+    assert offered == ["Bravo one"]
+    assert "Not offered: Sentry (in a bunker: no firing slits)" in form.find("id_target_helptext").text()
+    answer = client.post(url(lg, "battle_resolve"), {"action": "lg_detect", "target": uid(sentry),
+                                                     "weapon": f"w{rifle.pk}", "base": "3",
+                                                     "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Sentry is in Bunker, a bunker: it has no firing slits or embrasures, so pieces inside cannot fire " \
+           "out (seed 000): it is not the piece that fired" in text_of(answer, "field-target")
+    assert not LogEntry.objects.filter(battle=lg.battle, action="lg_detect").exists()
+
+
 def test_one_phone_cannot_end_the_turn_while_the_other_side_may_still_act(client, lg):
     """LG-39: the turn ends when every piece has moved or fired, or after both sides pass twice in a row.
     "End turn" was open to either player at any moment: alice ended turn 1 before bob had moved a piece."""

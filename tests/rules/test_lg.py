@@ -374,6 +374,22 @@ def test_bolt_rifle_detection_example():
     assert types(out) == ["not_detected"] and "1–3" in out.dice[0].purpose
 
 
+def test_no_detection_of_a_piece_shut_in_a_bunker_without_slits():
+    """Seed 000: a bunker lacks "firing slits and embrasures" (LG-2), so a piece inside fires nothing out
+    and cannot be the concealed piece that fired; one in a pillbox with slits (the seed's example) can."""
+    from apps.rules.state import Floor
+    from .builders import bunker
+    shut = bunker("shut").replace(floors=(Floor(0, openings={"front": 1}),))
+    state = lg([shut, bunker("pillbox")], [unit("inside", side="A", models=1, structure="shut", floor=0),
+                                           unit("sniper", side="A", models=1, structure="pillbox", floor=0)])
+    with pytest.raises(ActionRefused) as err:
+        resolve("lg_detect", state, {"target": "inside", "weapon": "bolt_rifle"}, ScriptedDice([1]))
+    assert err.value.field == "target" and "cannot fire out (seed 000): it is not the piece that fired" \
+        in err.value.message
+    assert types(resolve("lg_detect", state, {"target": "sniper", "weapon": "bolt_rifle"}, ScriptedDice([4]))) \
+        == ["detected"]
+
+
 # -------------------------------------------------------------- seed 004: weapons
 
 @pytest.mark.parametrize("ac, af", [(6, 6), (2, 2), (0, 1), (9, 9)])

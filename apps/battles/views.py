@@ -1099,6 +1099,7 @@ def turn_context(battle, board, viewer, page=None):
                          for s in state.structures.values() if battle.ruleset == "dh" and s.crew is not None
                          and s.crew.routed and s.crew.men and s.crew.side in viewer.sides],
         "upkeep_due": upkeep_due,
+        "fire_casualties": lg_upkeep_follow_ups(battle, state) if viewer.plays else [],
         "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,
         # What each uncontrolled event does, in the seed chart's words: its name alone sends the players to
@@ -1645,7 +1646,7 @@ def damage_follow_ups(battle, entry, state, sides=None):
                     query=urlencode({"action": "dh_leave", "structure": s.id})))
         return links
     if battle.ruleset == "lg":
-        return lg_hit_follow_ups(entry, state)
+        return lg_hit_follow_ups(entry, state) + lg_fire_follow_ups(entry, state)
     if battle.ruleset != "ba":
         return []
     links = tank_in_the_rubble(battle, entry, state)
@@ -1685,9 +1686,37 @@ def lg_hit_follow_ups(entry, state):
     return [SimpleNamespace(label=label, query=urlencode(query))]
 
 
-# What names a follow-up's piece, in its query and in the inputs the log keeps of it.
+def lg_fire_follow_ups(entry, state):
+    """LaserGrenadiers: a burning structure attacks the pieces inside at the start of each turn, and a piece
+    passing through one, with attack factor 5 (seed 000, 'Fires' 5); the rulebook's penetration and damage
+    (Rule 16) decide who it eliminated. One link per fire, filled in with it and the pieces it attacked, to
+    enter that: the upkeep's answer in the turn panel had nowhere to offer it."""
+    attacked = {}
+    for e in (entry.outcome or {}).get("effects", []):
+        if e["type"] == "fire_attack" and (u := state.units.get(e["target"])) is not None and not u.destroyed \
+                and e.get("ref") in state.structures:
+            attacked.setdefault(e["ref"], []).append(u)
+    return [SimpleNamespace(label=f"Enter who the fire in {state.structures[sid].label} eliminated: "
+                                  f"{', '.join(u.label for u in pieces)}",
+                            query=urlencode([("action", "lg_fire_casualties"), ("structure", sid),
+                                             *[("caught", u.id) for u in pieces]]))
+            for sid, pieces in attacked.items()]
+
+
+def lg_upkeep_follow_ups(battle, state):
+    """The fire attacks of this turn's upkeep whose casualties nobody has entered yet: the turn panel offers
+    them on the answer, on a reload and on the other phone, until they are."""
+    if battle.ruleset != "lg" or not battle.fires or battle.status != BattleStatus.IN_PROGRESS \
+            or battle.upkeep_turn < battle.turn:
+        return []
+    entry = battle.log_entries.filter(action="upkeep", undone=False, turn=battle.turn).order_by("-seq").first()
+    return not_taken(battle, entry, lg_fire_follow_ups(entry, state)) if entry else []
+
+
+# What names a follow-up's piece, in its query and in the inputs the log keeps of it: for a fire's
+# casualties, the structure that burned (one entry per fire, whoever the players ticked).
 FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "dh_guts": "structure",
-                                    "move": "unit", "lg_blast": "caught"})
+                                    "move": "unit", "lg_blast": "caught", "lg_fire_casualties": "structure"})
 
 
 def not_taken(battle, entry, links):

@@ -320,6 +320,28 @@ def resolve_lg_blast(state, inp, dice):
 
 
 @action(
+    "lg_fire_casualties", "lg", "Fire: who it eliminated",
+    Field("structure", "structure", "Burning structure", help="The fire that attacked them",
+          fits=lambda s: s.fire is not None),
+    Field("caught", "units", "Pieces the fire attacked"),
+    Field("eliminated", "units", "Of those, eliminated", required=False, default=(),
+          help="From your rulebook's penetration and damage for the fire's attack factor 5 (Rule 16)"),
+    source=f"{SOURCE_000} 'Fires' 5 (LG-30)",
+    rolls=False,  # the players' results, entered: nothing to roll, no odds
+)
+def resolve_lg_fire_casualties(state, inp, dice):
+    # Not refused once the fire is out: a collapse in the same upkeep puts it out after it attacked.
+    s, caught, dead = inp["structure"], inp["caught"], inp["eliminated"]
+    stray = [u.id for u in dead if u not in caught]
+    if stray:
+        raise InputError("eliminated", stray, "eliminated pieces must be among those the fire attacked")
+    # A fire is no blast warhead (seed 004, LG-63): whoever survives it is not incapacitated.
+    names = ", ".join(u.label for u in dead) or "nobody"
+    return [Effect("unit_destroyed", u.id, ref=s.id) for u in dead], \
+        f"Fire in {s.label}: {names} eliminated ({len(caught) - len(dead)} of {len(caught)} attacked survive)"
+
+
+@action(
     "lg_fire_through", "lg", "Move through a burning area",
     Field("unit", "unit", "Piece"),
     Field("structure", "structure", "Burning structure", help="Only a structure on fire",

@@ -2699,6 +2699,9 @@ def test_moving_through_a_fire_offers_the_structures_on_fire(client, lg, htmx):
                        **HTMX)
     assert "Resolved #" in body(done), form_html(done)
     assert LogEntry.objects.filter(battle=lg.battle, action="lg_fire_through").count() == 1
+    # The fire's AF 5 attack is the rulebook's to resolve: the answer offers to enter who it eliminated.
+    links = page(done).find("attack-form").find_all("a", cls="button-link")
+    assert [a.text().strip() for a in links] == ["Enter who the fire in Burning barn eliminated: Alpha one"]
 
 
 @pytest.mark.parametrize("action", ["ba_he", "ba_indirect", "ba_flamethrower", "ba_barrage", "ba_tank_ram"])
@@ -3102,3 +3105,37 @@ def test_the_last_piece_to_fire_says_the_turn_may_end(client, lg):
     entry = LogEntry.objects.get(battle=lg.battle, action="lg_attack_structure")
     assert entry.summary == "Alpha one: laser-rifle-test missed Farmhouse; every piece has had its initiative: " \
                             "the turn may end"
+
+
+def test_an_upkeep_fire_attack_offers_to_record_who_it_eliminated(client, lg):
+    """The start-of-turn upkeep logged "fire attacks Bravo one (AF 5)" for the burning barn, and nothing
+    then offered a way to enter who the attack eliminated: the upkeep answers in the turn panel, which had
+    no follow-up links. The panel now offers it filled in (the fire, the pieces it attacked), on the answer,
+    on a reload and on the other phone, until it is recorded."""
+    barn = lg.structure("Barn", floors=2, fire_size=2, fire_started_turn=1)
+    floors = list(barn.floors.order_by("level"))
+    Unit.objects.filter(pk=lg.b1.pk).update(floor=floors[0], x=None, y=None)
+    Unit.objects.filter(pk=lg.a1.pk).update(floor=floors[1], x=None, y=None)
+    signed(client, lg.alice)
+    answer = client.post(url(lg, "battle_turn"), {"action": "upkeep", "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "fire attacks" in LogEntry.objects.get(battle=lg.battle, action="upkeep").summary
+
+    def offered(response):
+        links = page(response).find("turns").find_all("a", cls="button-link")
+        return [(a.text().strip(), parse_qs(urlsplit(a.attrs["href"]).query)) for a in links
+                if "fire" in a.text()]
+
+    expected = [("Enter who the fire in Barn eliminated: Bravo one, Alpha one",
+                 {"action": ["lg_fire_casualties"], "structure": [sid(barn)], "caught": [uid(lg.b1), uid(lg.a1)]})]
+    assert offered(answer) == expected
+    signed(client, lg.bob)
+    assert offered(client.get(url(lg, "battle"))) == expected
+    # Followed, the form comes filled in; bob ticks who the rulebook's roll eliminated.
+    form = page(client.get(url(lg, "battle_form"), dict(expected[0][1], action="lg_fire_casualties"), **HTMX))
+    assert [o.attrs.get("value") for o in form.find("id_structure").find_all("option")
+            if "selected" in o.attrs] == [sid(barn)]
+    client.post(url(lg, "battle_resolve"), {"action": "lg_fire_casualties", "structure": sid(barn),
+                                            "caught": [uid(lg.a1), uid(lg.b1)], "eliminated": [uid(lg.b1)],
+                                            "client_token": str(uuid.uuid4())}, **HTMX)
+    assert Unit.objects.get(pk=lg.b1.pk).destroyed and not Unit.objects.get(pk=lg.a1.pk).destroyed
+    assert offered(client.get(url(lg, "battle"))) == []

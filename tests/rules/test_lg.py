@@ -280,6 +280,23 @@ def test_burning_structure_attacks_the_pieces_inside_with_attack_factor_five():
     assert through.effects[0].n == 5
 
 
+def test_the_players_enter_who_a_fire_eliminated():
+    """The fire's AF 5 attack is resolved with the rulebook (Rule 16); the players enter whom it
+    eliminated, among those it attacked. A fire is no blast warhead: nobody else is marked."""
+    state = lg([building("barn", 2, fire=Fire(2, 1))], [unit("t1", structure="barn", floor=0, models=1),
+                                                         unit("t2", structure="barn", floor=1, models=1),
+                                                         unit("t3", models=1)])
+    out = resolve("lg_fire_casualties", state, {"structure": "barn", "caught": "t1,t2", "eliminated": "t2"},
+                  ScriptedDice([]))
+    after = apply(state, out)
+    assert after.units["t2"].destroyed and not after.units["t1"].destroyed and not after.units["t1"].incapacitated
+    assert out.summary == "Fire in Barn: t2 eliminated (1 of 2 attacked survive)"
+    with pytest.raises(InputError) as err:
+        resolve("lg_fire_casualties", state, {"structure": "barn", "caught": "t1", "eliminated": "t3"},
+                ScriptedDice([]))
+    assert err.value.field == "eliminated"
+
+
 # -------------------------------------------------------------- seed 000: troops inside
 
 @pytest.mark.parametrize("weapon, troops, face, hit", [

@@ -285,6 +285,9 @@ class ActionForm(forms.Form):
         if f.type == "unit":
             if f.name == acting_unit_field(self.spec.key):
                 choices = self._my_units(f.name)
+                if self.__dict__.pop("not_moving", None):
+                    kw["help_text"] = ("Only a piece in its side's latest activation moves: a piece not offered is "
+                                       "activated first (“Activate (move only)”)")
             else:
                 units = self._pieces(f) if f.structure_allows and self._structure() else self._units(f.name)
                 not_offered = self.__dict__.pop("not_offered", None)
@@ -425,6 +428,13 @@ class ActionForm(forms.Form):
                     current = ""
                 continue
             action = self.data.get("action")
+            if action == "move" and self.battle.ruleset == "lg" and rules.lg_sequence.cannot_move(self.state, u):
+                # Refused by the rules (seed 002: a piece moves with its initiative); kept once chosen, saying so.
+                if u.id == current:
+                    choices.append(unit_choice(self.state, u, "not in an activation now"))
+                else:
+                    self.not_moving = True
+                continue
             stuck = services.lg_cannot_fire_from(self.state, u, action) if self.battle.ruleset == "lg" else None
             if stuck:
                 # Refused by services where it stands (in a bunker, in ruins): kept only once chosen, saying why;

@@ -3061,6 +3061,10 @@ def test_an_lg_move_outside_its_pieces_activation_is_refused(client, lg):
                                                   upkeep_turn=1)
     Unit.objects.filter(pk=lg.b1.pk).update(x=1, y=1)
     signed(client, lg.bob)
+    # Not offered, and the field says why.
+    form = page(client.get(url(lg, "battle_form"), {"action": "move"}, **HTMX))
+    assert [o.attrs["value"] for o in form.find("id_unit").find_all("option") if o.attrs.get("value")] == []
+    assert "a piece not offered is activated first" in form.find("id_unit_helptext").text()
     move = {"action": "move", "unit": uid(lg.b1), "x": "5", "y": "6"}
     answer = client.post(url(lg, "battle_resolve"), {**move, "client_token": str(uuid.uuid4())}, **HTMX)
     assert "Bravo one moves with its own initiative: side B activates it first" in text_of(answer, "field-unit")
@@ -3068,6 +3072,8 @@ def test_an_lg_move_outside_its_pieces_activation_is_refused(client, lg):
     assert (Unit.objects.get(pk=lg.b1.pk).x, Unit.objects.get(pk=lg.b1.pk).y) == (1, 1)
     client.post(url(lg, "battle_turn"), {"action": "lg_activate", "unit": uid(lg.b1),
                                          "client_token": str(uuid.uuid4())}, **HTMX)
+    form = page(client.get(url(lg, "battle_form"), {"action": "move"}, **HTMX))
+    assert [o.attrs["value"] for o in form.find("id_unit").find_all("option") if o.attrs.get("value")] == [uid(lg.b1)]
     client.post(url(lg, "battle_resolve"), {**move, "client_token": str(uuid.uuid4())}, **HTMX)
     assert (Unit.objects.get(pk=lg.b1.pk).x, Unit.objects.get(pk=lg.b1.pk).y) == (5, 6)
 

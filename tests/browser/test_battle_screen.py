@@ -690,3 +690,38 @@ def test_a_fireteam_keeps_the_initiative_until_its_side_taps_team_done(live_serv
     expect(bob.locator("#turns [data-action=lg_pass]")).to_be_enabled(timeout=POLL_WAIT_MS)
     assert LogEntry.objects.filter(battle=demo, action="lg_team_done").count() == 1
     assert Battle.objects.get(pk=demo.pk).sequence["initiative"] == "B"
+
+
+def test_the_upkeeps_fire_attack_is_followed_up_from_the_turn_panel(live_server, demo, watch):
+    """A burning townhouse attacks the squad inside at the start of the turn (seed 000, AF 5); the turn
+    panel offers to enter who that eliminated. Alice taps it, the form comes filled in (the fire, the
+    squad), she ticks the squad as eliminated and records it; bob's phone sees the offer go away."""
+    townhouse, sid, units, _ = ids(demo)
+    Structure.objects.filter(pk=townhouse.pk).update(fire_size=4, fire_started_turn=demo.turn)
+    Battle.objects.filter(pk=demo.pk).update(ruleset="lg", fires=True, collapse_check=False,
+                                             upkeep_turn=demo.turn - 1, sequence={})
+    inside = Unit.objects.filter(floor__structure=townhouse).order_by("pk").first()
+    if inside is None:
+        inside = Unit.objects.filter(army__battle=demo, army__side="B").order_by("pk").first()
+        Unit.objects.filter(pk=inside.pk).update(floor=townhouse.floors.order_by("level").first(), x=None, y=None)
+    battle_url = live_server.url + f"/battles/{demo.pk}/"
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    bob = sign_in(watch("bob"), live_server.url, "bob")
+    for page in (alice, bob):
+        page.goto(battle_url)
+    with swapped(alice, "#turns"):
+        alice.locator("#turns [data-action=upkeep]").click()
+    offer = alice.locator("#turns a.button-link", has_text="Enter who the fire in Brick townhouse eliminated")
+    expect(offer).to_contain_text(inside.name)
+    expect(bob.locator("#turns a.button-link", has_text="Enter who the fire")).to_have_count(1, timeout=POLL_WAIT_MS)
+    with swapped(alice, "#attack-form"):
+        offer.click()
+    expect(alice.locator("#id_action")).to_have_value("lg_fire_casualties")
+    expect(alice.locator("#id_structure")).to_have_value(sid)
+    expect(alice.locator(f'#id_caught input[value="u{inside.pk}"]')).to_be_checked()
+    alice.locator(f'#id_eliminated input[value="u{inside.pk}"]').check()
+    with swapped(alice, "#turns"):
+        alice.locator("#attack-form button.resolve").click()
+    expect(alice.locator("#turns a.button-link", has_text="Enter who the fire")).to_have_count(0)
+    expect(bob.locator("#turns a.button-link", has_text="Enter who the fire")).to_have_count(0, timeout=POLL_WAIT_MS)
+    assert Unit.objects.get(pk=inside.pk).destroyed

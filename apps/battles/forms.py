@@ -297,7 +297,11 @@ class ActionForm(forms.Form):
                 choices = [("", "— none —" if optional else "Choose a unit"), *units]
             return forms.CharField(widget=forms.Select(choices=choices), **kw)
         if f.type == "units":
-            if f.structure_allows and self._structure() is not None:
+            if f.among:
+                choices = self._among(f)
+                if not choices:
+                    kw["help_text"] = " ".join(filter(None, [f.help, "Tick the pieces above first."]))
+            elif f.structure_allows and self._structure() is not None:
                 choices = self._pieces(f)
                 if not choices:
                     kw["help_text"] = f"Nobody is in {self._structure().label}"
@@ -379,6 +383,14 @@ class ActionForm(forms.Form):
             choices = [("0", "No"), ("1", "1 hit")] + [(str(n), f"{n} hits")
                                                        for n in range(2, rotary_hits(weapon.barrels) + 1)]
         return choices
+
+    def _among(self, f):
+        """The units ticked in the field `f` draws from, and any already ticked in `f` (a form sent with one
+        not among them keeps it, for the rule to refuse beside the field)."""
+        ticked = [v for name in (f.among, f.name) for v in self.data.getlist(name) if v in self.state.units] \
+            if hasattr(self.data, "getlist") else []
+        units = sorted({v: self.state.units[v] for v in ticked}.values(), key=lambda u: (u.side, u.label))
+        return [unit_choice(self.state, u) for u in units]
 
     def _units(self, name):
         """Every unit still fighting; those in the chosen structure first. Only the enemy's where the

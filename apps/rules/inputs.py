@@ -46,6 +46,9 @@ class Field:
     # A "floor" field that, once the unit field it names is chosen, can only be that unit's floor: the
     # form offers that floor alone (the rule refuses another).
     floor_of: str | None = None
+    # A "units" field that can only hold units ticked in the "units" field it names (of the pieces caught,
+    # those eliminated): the form offers those alone, not every piece on the table (the rule refuses others).
+    among: str | None = None
 
     def to_dict(self):
         return {"name": self.name, "type": self.type, "label": self.label, "help": self.help,

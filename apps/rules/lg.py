@@ -297,7 +297,7 @@ def resolve_lg_detect(state, inp, dice):
     "lg_blast", "lg", "Blast: who is incapacitated",
     Field("weapon", "weapon", "Warhead"),
     Field("caught", "units", "Pieces in the effect area"),
-    Field("eliminated", "units", "Of those, eliminated", required=False, default=(),
+    Field("eliminated", "units", "Of those, eliminated", required=False, default=(), among="caught",
           help="From your damage rolls; the rest are incapacitated by a blast warhead"),
     source=f"{SOURCE_004} 'Blast effects on troops' (LG-63, A-LG-17)",
     rolls=False,  # the players' results, entered: nothing to roll, no odds
@@ -324,7 +324,7 @@ def resolve_lg_blast(state, inp, dice):
     Field("structure", "structure", "Burning structure", help="The fire that attacked them",
           fits=lambda s: s.fire is not None),
     Field("caught", "units", "Pieces the fire attacked"),
-    Field("eliminated", "units", "Of those, eliminated", required=False, default=(),
+    Field("eliminated", "units", "Of those, eliminated", required=False, default=(), among="caught",
           help="From your rulebook's penetration and damage for the fire's attack factor 5 (Rule 16)"),
     source=f"{SOURCE_000} 'Fires' 5 (LG-30)",
     rolls=False,  # the players' results, entered: nothing to roll, no odds

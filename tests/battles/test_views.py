@@ -3140,6 +3140,9 @@ def test_an_upkeep_fire_attack_offers_to_record_who_it_eliminated(client, lg):
     form = page(client.get(url(lg, "battle_form"), dict(expected[0][1], action="lg_fire_casualties"), **HTMX))
     assert [o.attrs.get("value") for o in form.find("id_structure").find_all("option")
             if "selected" in o.attrs] == [sid(barn)]
+    # "Of those, eliminated" offers the two the fire attacked, not every piece on the table.
+    assert sorted(i.attrs["value"] for i in form.find_all("input") if i.attrs.get("name") == "eliminated") == \
+        sorted([uid(lg.a1), uid(lg.b1)])
     client.post(url(lg, "battle_resolve"), {"action": "lg_fire_casualties", "structure": sid(barn),
                                             "caught": [uid(lg.a1), uid(lg.b1)], "eliminated": [uid(lg.b1)],
                                             "client_token": str(uuid.uuid4())}, **HTMX)

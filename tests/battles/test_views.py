@@ -2227,13 +2227,15 @@ def test_every_action_of_every_ruleset_renders_its_form(client, db, ruleset):
     w = factories.make_world(ruleset=ruleset, club_name=f"Club {ruleset}")
     house = w.structure("House", floors=2)
     w.unit("A", "Alpha", x=5, y=5)
-    w.unit("B", "Bravo", floor=house.floors.get(level=0))
+    bravo = w.unit("B", "Bravo", floor=house.floors.get(level=0))
     signed(client, w.organiser)
     actions = form_actions(ruleset)
     assert actions
     for spec in actions:
         for mode in ("server", "player"):
-            data = {"action": spec.key, "structure": f"s{house.pk}", "dice_mode": mode, "hit": "yes"}
+            # "caught": a field offering only the pieces ticked there (`Field.among`) has them to offer.
+            data = {"action": spec.key, "structure": f"s{house.pk}", "dice_mode": mode, "hit": "yes",
+                    "caught": uid(bravo)}
             response = client.get(url(w, "battle_form"), data, **HTMX)
             assert response.status_code == 200, (spec.key, mode)
             html = body(response)

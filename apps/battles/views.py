@@ -1170,7 +1170,7 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 # What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
 NOT_CARRIED = frozenset({"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
                          "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn",
-                         "chosen"})
+                         "chosen", "activate"})
 
 
 def tap_query(form):
@@ -1216,7 +1216,7 @@ def shown_url(battle, data, card=""):
 
 # Sent by the page's script or links with a request, never a choice to keep (`changed`: the input the
 # player just changed; `result`: a resolve's own address names it).
-NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn"})
+NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn", "activate"})
 
 
 def form_data(source, target=None):
@@ -1452,6 +1452,8 @@ def battle_detail(request, pk):
     if viewer.organiser and battle.status != BattleStatus.FINISHED:
         # Who may play a side (the page only: answers and polls never redraw this form).
         context["commanders"] = permissions.club_members(battle.club_id)
+    # A refused "Activate": the piece chosen stays chosen (`_after_change`), not the list's first.
+    context["turns"]["activate_unit"] = request.GET.get("activate", "")
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
     # A turn button's or an undo's refusal, handed on by the POST without JavaScript (`_after_change`):
@@ -1846,7 +1848,8 @@ def _after_change(request, battle, done, problem, *, after):
             action = request.POST.get("action")
             return see_other(page_url(battle, kept_choices(request.POST), target=target, dice_for=action,
                                       dice=request.POST.get("dice", "")) + f"#dice-{action}")
-        return see_other(page_url(battle, kept_choices(request.POST), target=target))
+        return see_other(page_url(battle, kept_choices(request.POST), target=target,
+                                  activate=refused_activation(request, problem)))
     battle.refresh_from_db(fields=["status"])
     if not problem and request.POST.get("action") == "start":
         # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
@@ -1859,11 +1862,18 @@ def _after_change(request, battle, done, problem, *, after):
         viewer = viewer_for(request.user, battle, board.armies)
         context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
                                   card=target, board=board, token=poll_token(request, battle))
-    context["turns"].update(done=done, problem=problem)
+    context["turns"].update(done=done, problem=problem, activate_unit=refused_activation(request, problem))
     if problem and request.POST.get("dice_mode") == "player":
         # Open again where the players typed their dice, with what they typed.
         context["turns"].update(dice_for=request.POST.get("action"), dice_entered=request.POST.get("dice", ""))
     return updates_response(request, context)
+
+
+def refused_activation(request, problem):
+    """The piece a refused "Activate" named: the panel drawn again offers it chosen."""
+    if problem and request.POST.get("action") == "lg_activate":
+        return str(request.POST.get("unit", ""))
+    return ""
 
 
 def poll_refused(message):

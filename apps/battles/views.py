@@ -1170,7 +1170,7 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 # What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
 NOT_CARRIED = frozenset({"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
                          "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn",
-                         "chosen", "activate"})
+                         "chosen", "activate", "finish_winner", "finish_result"})
 
 
 def tap_query(form):
@@ -1216,7 +1216,8 @@ def shown_url(battle, data, card=""):
 
 # Sent by the page's script or links with a request, never a choice to keep (`changed`: the input the
 # player just changed; `result`: a resolve's own address names it).
-NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn", "activate"})
+NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn", "activate",
+                       "finish_winner", "finish_result"})
 
 
 def form_data(source, target=None):
@@ -1462,8 +1463,19 @@ def battle_detail(request, pk):
     shown = list(messages.get_messages(request))
     problems = [m.message for m in shown if TURN_PROBLEM in m.tags.split()]
     if problems:
-        context["messages"] = [m for m in shown if TURN_PROBLEM not in m.tags.split()]
         context["turns"]["problem"] = " ".join(problems)
+    # "Finish battle"'s refusal, the same way: beside its field, the choices made kept (battle_finish).
+    finishing = viewer.organiser and battle.status != BattleStatus.FINISHED and not (
+        battle.campaign_id and battle.status == BattleStatus.SETUP)  # where the turns panel has its Finish form
+    refusals = [m for m in shown if FINISH_PROBLEM in m.tags.split()] if finishing else []
+    if finishing:
+        context["finish"] = finish_shown(
+            request.GET.get("finish_winner", ""), request.GET.get("finish_result", ""),
+            problem=" ".join(m.message for m in refusals),
+            field="result" if any("result" in m.tags.split() for m in refusals) else "winner",
+            confirm=request.GET.get("confirm") == "finish")
+    if problems or refusals:
+        context["messages"] = [m for m in shown if not {TURN_PROBLEM, FINISH_PROBLEM} & set(m.tags.split())]
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays and still_asked(request.GET, battle, context):
         context["turns"].update(confirm_for=request.GET["confirm"], confirm_own=request.GET.get("own") == "1",
                                 confirm_dice=request.GET.get("dice", ""))
@@ -1834,6 +1846,19 @@ def own_dice(data):
 
 
 TURN_PROBLEM = "turns"  # a refusal's message tag: the battle page shows it in its turns panel
+FINISH_PROBLEM = "finish"  # the same for "Finish battle": shown beside its field (`finish_shown`)
+
+
+def finish_shown(winner="", result="", *, problem="", field="winner", confirm=False):
+    """What the "Finish battle" form shows again: the result chosen and its text, a refusal beside
+    `field`, and without JavaScript the question a dialog would have asked (`confirm`)."""
+    return {
+        "winner": winner, "result": result, "problem": problem, "field": field,
+        "confirm": confirm and not problem and winner in ("A", "B", "D"),
+        "open": bool(winner or result or problem),
+        # "No, not yet": the form again with what was chosen.
+        "query": urlencode([(k, v) for k, v in (("finish_winner", winner), ("finish_result", result)) if v]),
+    }
 
 
 def _after_change(request, battle, done, problem, *, after):

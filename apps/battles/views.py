@@ -1465,8 +1465,7 @@ def battle_detail(request, pk):
     if problems:
         context["turns"]["problem"] = " ".join(problems)
     # "Finish battle"'s refusal, the same way: beside its field, the choices made kept (battle_finish).
-    finishing = viewer.organiser and battle.status != BattleStatus.FINISHED and not (
-        battle.campaign_id and battle.status == BattleStatus.SETUP)  # where the turns panel has its Finish form
+    finishing = viewer.organiser and finish_offered(battle)
     refusals = [m for m in shown if FINISH_PROBLEM in m.tags.split()] if finishing else []
     if finishing:
         context["finish"] = finish_shown(
@@ -1847,6 +1846,11 @@ def own_dice(data):
 
 TURN_PROBLEM = "turns"  # a refusal's message tag: the battle page shows it in its turns panel
 FINISH_PROBLEM = "finish"  # the same for "Finish battle": shown beside its field (`finish_shown`)
+
+
+def finish_offered(battle):
+    """Whether the turns panel has "Finish battle" (for organisers): a campaign's session once started."""
+    return battle.status != BattleStatus.FINISHED and not (battle.campaign_id and battle.status == BattleStatus.SETUP)
 
 
 def finish_shown(winner="", result="", *, problem="", field="winner", confirm=False):

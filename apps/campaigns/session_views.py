@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from apps import rules
-from apps.battles.views import FINISH_PROBLEM, finish_shown, page_url, unconfirmed
+from apps.battles.views import FINISH_PROBLEM, finish_offered, finish_shown, page_url, unconfirmed
 from apps.campaigns import permissions, services
 from apps.campaigns.export import campaign_file, import_campaign, max_bytes
 from apps.campaigns.models import Campaign, Weather
@@ -222,8 +222,9 @@ def battle_finish(request, pk):
     problem = "" if form.is_valid() else first_error(form)
     winner, result = str(request.POST.get("winner", "")), str(request.POST.get("result", ""))
     chosen = [(k, v) for k, v in (("finish_winner", winner), ("finish_result", result)) if v]
-    if not problem and unconfirmed(request):
-        # No dialog asked first (no JavaScript): the page asks, as for Undo and End turn.
+    if not problem and unconfirmed(request) and finish_offered(battle):
+        # No dialog asked first (no JavaScript): the page asks, as for Undo and End turn. Not where it
+        # has no Finish form to ask in (finished meanwhile): the refusal says why at once.
         return see_other(page_url(battle, chosen, confirm="finish") + "#finish-battle")
     if not problem:
         try:

@@ -229,6 +229,10 @@ def test_finishing_twice_is_refused(client, demo):
     before = state(demo)
     response = finish(signed(client, demo.organiser), demo.session1, winner="B")
     assert messages_of(response) == ["This battle is already finished"]
+    # Without JavaScript, from a page drawn before: said at once, not asked first on a page with no
+    # Finish form left to ask in.
+    response = client.post(reverse("battle_finish", args=[demo.session1.pk]), {"winner": "B"})
+    assert "confirm" not in response["Location"] and messages_of(response)[-1] == "This battle is already finished"
     assert state(demo) == before
 
 

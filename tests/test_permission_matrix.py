@@ -420,7 +420,7 @@ ROWS = [
     Row("campaign_session_discard", "POST", ORGANISERS, changes=True, data=lambda d, role: {},
         kwargs=lambda o, role: {"pk": o.setup_campaign.pk}),
     Row("battle_finish", "POST", ORGANISERS, changes=True, kwargs=battle_pk,
-        data=lambda d, role: {"winner": "B", "result": "The village holds"}),
+        data=lambda d, role: {"winner": "B", "result": "The village holds", "confirmed": "1"}),
     Row("battle_commander", "POST", ORGANISERS, changes=True, kwargs=battle_pk,
         data=lambda d, role: {"side": "B", "owner": str(d.users["player A"].pk)}),
     # The battle screen: players act for their own side only (bob may not fire side A's gun: 422);

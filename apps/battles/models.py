@@ -89,6 +89,9 @@ class Battle(RulesOptions):
     finished_at = models.DateTimeField(null=True, blank=True)
     # The campaign's rows as they were before this battle's end state was written back (for reopening).
     campaign_before = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
+    # A session brought open by a campaign import: the campaign's rows as it was set up from them, with
+    # this host's ids. Its 'session_start' entry names the old host's, frozen by the hash chain.
+    imported_setup = models.JSONField(default=dict, blank=True, encoder=DjangoJSONEncoder)
 
     objects = BattleQuerySet.as_manager()
 

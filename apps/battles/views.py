@@ -1171,7 +1171,7 @@ ODDS_OUTCOMES = 8  # outcomes shown in words at most, the likeliest first
 # What a tap on the map must not carry over: the aim, which the tap chooses anew, and one-time things.
 NOT_CARRIED = frozenset({"csrfmiddlewaretoken", "client_token", "structure", "target", "floor", "side", "preview", "card",
                          "m", "after", "v", "t", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn",
-                         "chosen"})
+                         "chosen", "activate", "finish_winner", "finish_result"})
 
 
 def tap_query(form):
@@ -1217,7 +1217,8 @@ def shown_url(battle, data, card=""):
 
 # Sent by the page's script or links with a request, never a choice to keep (`changed`: the input the
 # player just changed; `result`: a resolve's own address names it).
-NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn"})
+NOT_SHOWN = frozenset({"changed", "result", "confirm", "dice_for", "dice", "before", "seq", "own", "turn", "activate",
+                       "finish_winner", "finish_result"})
 
 
 def form_data(source, target=None):
@@ -1453,6 +1454,8 @@ def battle_detail(request, pk):
     if viewer.organiser and battle.status != BattleStatus.FINISHED:
         # Who may play a side (the page only: answers and polls never redraw this form).
         context["commanders"] = permissions.club_members(battle.club_id)
+    # A refused "Activate": the piece chosen stays chosen (`_after_change`), not the list's first.
+    context["turns"]["activate_unit"] = request.GET.get("activate", "")
     if request.GET.get("dice_for") in TURN_BUTTONS:
         context["turns"].update(dice_for=request.GET["dice_for"], dice_entered=request.GET.get("dice", ""))
     # A turn button's or an undo's refusal, handed on by the POST without JavaScript (`_after_change`):
@@ -1461,8 +1464,18 @@ def battle_detail(request, pk):
     shown = list(messages.get_messages(request))
     problems = [m.message for m in shown if TURN_PROBLEM in m.tags.split()]
     if problems:
-        context["messages"] = [m for m in shown if TURN_PROBLEM not in m.tags.split()]
         context["turns"]["problem"] = " ".join(problems)
+    # "Finish battle"'s refusal, the same way: beside its field, the choices made kept (battle_finish).
+    finishing = viewer.organiser and finish_offered(battle)
+    refusals = [m for m in shown if FINISH_PROBLEM in m.tags.split()] if finishing else []
+    if finishing:
+        context["finish"] = finish_shown(
+            request.GET.get("finish_winner", ""), request.GET.get("finish_result", ""),
+            problem=" ".join(m.message for m in refusals),
+            field="result" if any("result" in m.tags.split() for m in refusals) else "winner",
+            confirm=request.GET.get("confirm") == "finish")
+    if problems or refusals:
+        context["messages"] = [m for m in shown if not {TURN_PROBLEM, FINISH_PROBLEM} & set(m.tags.split())]
     if request.GET.get("confirm") in CONFIRMED_ACTIONS and viewer.plays and still_asked(request.GET, battle, context):
         context["turns"].update(confirm_for=request.GET["confirm"], confirm_own=request.GET.get("own") == "1",
                                 confirm_dice=request.GET.get("dice", ""))
@@ -1861,6 +1874,24 @@ def own_dice(data):
 
 
 TURN_PROBLEM = "turns"  # a refusal's message tag: the battle page shows it in its turns panel
+FINISH_PROBLEM = "finish"  # the same for "Finish battle": shown beside its field (`finish_shown`)
+
+
+def finish_offered(battle):
+    """Whether the turns panel has "Finish battle" (for organisers): a campaign's session once started."""
+    return battle.status != BattleStatus.FINISHED and not (battle.campaign_id and battle.status == BattleStatus.SETUP)
+
+
+def finish_shown(winner="", result="", *, problem="", field="winner", confirm=False):
+    """What the "Finish battle" form shows again: the result chosen and its text, a refusal beside
+    `field`, and without JavaScript the question a dialog would have asked (`confirm`)."""
+    return {
+        "winner": winner, "result": result, "problem": problem, "field": field,
+        "confirm": confirm and not problem and winner in ("A", "B", "D"),
+        "open": bool(winner or result or problem),
+        # "No, not yet": the form again with what was chosen.
+        "query": urlencode([(k, v) for k, v in (("finish_winner", winner), ("finish_result", result)) if v]),
+    }
 
 
 def _after_change(request, battle, done, problem, *, after):
@@ -1875,7 +1906,8 @@ def _after_change(request, battle, done, problem, *, after):
             action = request.POST.get("action")
             return see_other(page_url(battle, kept_choices(request.POST), target=target, dice_for=action,
                                       dice=request.POST.get("dice", "")) + f"#dice-{action}")
-        return see_other(page_url(battle, kept_choices(request.POST), target=target))
+        return see_other(page_url(battle, kept_choices(request.POST), target=target,
+                                  activate=refused_activation(request, problem)))
     battle.refresh_from_db(fields=["status"])
     if not problem and request.POST.get("action") == "start":
         # A battle that starts gains its attack form and turn buttons: simplest to load the page anew.
@@ -1888,11 +1920,18 @@ def _after_change(request, battle, done, problem, *, after):
         viewer = viewer_for(request.user, battle, board.armies)
         context = updates_context(battle, viewer, after=after, map_known=_int(request.POST.get("m")),
                                   card=target, board=board, token=poll_token(request, battle))
-    context["turns"].update(done=done, problem=problem)
+    context["turns"].update(done=done, problem=problem, activate_unit=refused_activation(request, problem))
     if problem and request.POST.get("dice_mode") == "player":
         # Open again where the players typed their dice, with what they typed.
         context["turns"].update(dice_for=request.POST.get("action"), dice_entered=request.POST.get("dice", ""))
     return updates_response(request, context)
+
+
+def refused_activation(request, problem):
+    """The piece a refused "Activate" named: the panel drawn again offers it chosen."""
+    if problem and request.POST.get("action") == "lg_activate":
+        return str(request.POST.get("unit", ""))
+    return ""
 
 
 def poll_refused(message):

@@ -32,7 +32,7 @@ from apps.armies.models import Army, Unit, UnitWeapon, Weapon
 from apps.battles.log import entry_hash
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
-from apps.campaigns import permissions
+from apps.campaigns import permissions, services
 from apps.campaigns.formats import (SCENARIO_FORMAT, SCENARIO_VERSION, SMALL, _write as write_scenario, clean_rules,
                                     clean_scenario, clean_sheets, clean_structure, clean_table, clean_unit, clean_zone,
                                     crewless, drop_crew, export_scenario, export_structure, export_unit, export_zone,
@@ -86,7 +86,7 @@ ARMY_KEYS = ("side", "name", "owner", "units")
 BATTLE_ARMY_KEYS = ("side", "name", "owner", "origin", "units")
 BATTLE_KEYS = ("session_number", "name", "scenario", "status", "turn", "upkeep_turn", "created_at", "finished_at",
                "winner", "result", "table", "rules", "sequence", "structures", "armies", "campaign_before",
-               "log_head", "log")
+               "campaign_at_setup", "log_head", "log")
 ENTRY_KEYS = ("seq", "turn", "actor", "actor_name", "side", "action", "inputs", "dice", "outcome", "summary", "undo",
               "undone", "undoes", "client_token", "prev_hash", "entry_hash", "created_at")
 SEQUENCE_KEYS = tuple(SequenceState.__dataclass_fields__)
@@ -239,6 +239,16 @@ def _before(before, campaign, ruleset):
     }
 
 
+def _at_setup(battle, campaign):
+    """An open session's setting up (`services.at_setup`), its rows named by their place in the file:
+    imported, it still writes back only what it changed, where its log's record names this host's rows."""
+    setup = services.at_setup(battle) if battle.status != BattleStatus.FINISHED else None
+    if not setup:
+        return {}
+    rows = _before(setup, campaign, battle.ruleset)
+    return {"structures": rows["structures"], "units": rows["units"]}
+
+
 def _log_rows(campaign):
     """Every battle's log in the file's order: the battles' order (`campaign_battles`), then seq. One
     SELECT, read `LOG_CHUNK` rows at a time (on PostgreSQL through a server-side cursor)."""
@@ -338,6 +348,7 @@ def _head(campaign):
             "structures": _structures(grounds[b.pk], sheet_keys, b.ruleset, origins=ground.index),
             "armies": _armies(grounds[b.pk], usernames, campaign=ground),
             "campaign_before": _before(b.campaign_before, ground, b.ruleset),
+            "campaign_at_setup": _at_setup(b, ground),
             "log_head": b.log_head,
         } for b in battles],
     }
@@ -796,6 +807,7 @@ def clean_battle(c, path, value, *, campaign, ctx, warnings, sessions):
         "sequence": f(d, path, "sequence", clean_sequence, c, ground["refs"], default=dict) or {},
         "ground": ground,
         "campaign_before": f(d, path, "campaign_before", clean_before, c, campaign, ruleset, default=dict) or {},
+        "campaign_at_setup": f(d, path, "campaign_at_setup", clean_before, c, campaign, ruleset, default=dict) or {},
         "log_head": head, "log": log,
     }
 
@@ -1020,9 +1032,11 @@ def _write_battles(docs, campaign, own, sheets, scenarios, users):
             if key in sequence:
                 sequence[key] = [f"u{built['units'][ref].pk}" for ref in sequence[key]]
         battle.sequence, battle.campaign_before = sequence, _before_rows(b["campaign_before"], own)
+        battle.imported_setup = {k: v for k, v in _before_rows(b["campaign_at_setup"], own).items()
+                                 if k != "created_units"}
         if b["created_at"]:
             battle.created_at = b["created_at"]
-    Battle.objects.bulk_update(battles, ["sequence", "campaign_before", "created_at"])
+    Battle.objects.bulk_update(battles, ["sequence", "campaign_before", "imported_setup", "created_at"])
     # bulk_create stamps auto_now_add with the present moment: each entry gets its own time back, and
     # an undo the entry it undid (written in the same batch, so only now known by id). One UPDATE per
     # entry, pipelined by psycopg's executemany: bulk_update's CASE over a thousand rows a batch took

@@ -337,13 +337,13 @@ def finish_battle(*, battle_id, user, winner="", result=""):
 SETUP_KEY = "campaign_at_setup"
 
 
-def _at_setup(battle):
+def at_setup(battle):
     """The campaign's rows as the session was set up from them (`_campaign_state`), or None where that is
-    not known: a battle set up before this was recorded, or brought by an import (its log names the old
-    host's rows)."""
+    not known: a battle set up before this was recorded, or brought by an import from a file without it
+    (the log's entry names the old host's rows; the file's `campaign_at_setup` is `imported_setup`)."""
     entry = battle.log_entries.filter(action="session_start").order_by("seq").values("seq", "outcome").first()
     if entry is None or entry["seq"] <= battle.imported_seq:
-        return None
+        return battle.imported_setup or None
     return (entry["outcome"] or {}).get(SETUP_KEY)
 
 
@@ -366,7 +366,7 @@ def _write_back(battle, campaign):
     merge as differences (`COUNTERS`, a unit's models), flags a session raised stay raised, the larger
     fire stands (`_merge_structure`). A battle whose setting up is not known writes back its whole end
     state."""
-    setup = _at_setup(battle)
+    setup = at_setup(battle)
     copies = Structure.objects.filter(battle=battle, origin__campaign=campaign)
     grounds = {s.pk: s for s in Structure.objects.filter(campaign=campaign)}
     changed, short = [], {}

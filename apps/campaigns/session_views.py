@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from apps import rules
+from apps.battles.views import FINISH_PROBLEM, finish_offered, finish_shown, page_url, unconfirmed
 from apps.campaigns import permissions, services
 from apps.campaigns.export import campaign_file, import_campaign, max_bytes
 from apps.campaigns.models import Campaign, Weather
@@ -219,6 +220,12 @@ def battle_finish(request, pk):
         return refused(request, f"Only the organisers of {battle.club.name} finish a battle.", back=back)
     form = FinishForm(request.POST)
     problem = "" if form.is_valid() else first_error(form)
+    winner, result = str(request.POST.get("winner", "")), str(request.POST.get("result", ""))
+    chosen = [(k, v) for k, v in (("finish_winner", winner), ("finish_result", result)) if v]
+    if not problem and unconfirmed(request) and finish_offered(battle):
+        # No dialog asked first (no JavaScript): the page asks, as for Undo and End turn. Not where it
+        # has no Finish form to ask in (finished meanwhile): the refusal says why at once.
+        return see_other(page_url(battle, chosen, confirm="finish") + "#finish-battle")
     if not problem:
         try:
             services.finish_battle(battle_id=battle.pk, user=request.user, winner=form.cleaned_data["winner"],
@@ -226,9 +233,13 @@ def battle_finish(request, pk):
         except rules.ActionRefused as error:
             problem = error.message
     if problem:
-        # The battle page shows it in its messages; the form stays where it was.
-        messages.error(request, problem)
-        return htmx_refresh() if request.htmx else see_other(back + "#turns")
+        # Beside the field it is about, the form open with what was chosen; not at the page's top.
+        field = "result" if "result" in form.errors else "winner"
+        if request.htmx:
+            shown = finish_shown(winner, result, problem=problem, field=field)
+            return render(request, "battles/battle.html#finish", {"battle": battle, "finish": shown, "oob": True})
+        messages.error(request, problem, extra_tags=f"{FINISH_PROBLEM} {field}")
+        return see_other(page_url(battle, chosen) + "#finish-battle")
     done = f"{battle.name} is finished"
     if battle.campaign_id:
         done += ": its end state is now the campaign's ground and rosters"

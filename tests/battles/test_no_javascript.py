@@ -5,6 +5,7 @@ page again with the message beside the field; the choices made so far and the ca
 import uuid
 from urllib.parse import parse_qs, urlsplit
 
+from apps.armies.models import Unit
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from tests.battles.test_views import lg, sid, signed, uid, url, w  # noqa: F401 - fixtures
 from tests.campaigns.test_pages import fast_passwords, page, text_of  # noqa: F401 - autouse: cheap password hashing
@@ -217,3 +218,23 @@ def test_a_tap_aims_at_the_one_enemy_inside_as_with_javascript(client, w):
     reloaded = page(client.get(url(w, "battle"), {"action": "ba_he", "attacker": uid(w.gun), "structure": sid(w.house),
                                                   "target": sid(w.house)}))
     assert chosen(reloaded, "id_target") in ([], [""])
+
+
+def test_a_refused_activation_keeps_the_piece_chosen(client, lg):
+    """"Activate" refused (Alpha two is in no fireteam): the panel came back with the select on its first
+    piece, without JavaScript and with it, and a second press activated Alpha one instead."""
+    Battle.objects.filter(pk=lg.battle.pk).update(upkeep_turn=1, fireteam_initiative=True,
+                                                  status=BattleStatus.IN_PROGRESS,
+                                                  sequence={"initiative": "A", "rolled": True})
+    Unit.objects.filter(pk=lg.a1.pk).update(fireteam="1")
+    signed(client, lg.alice)
+    sent = {"action": "lg_activate", "unit": uid(lg.a2), "fireteam": "yes", "client_token": str(uuid.uuid4())}
+    refused = client.post(url(lg, "battle_turn"), sent)
+    assert refused.status_code == 303
+    again = client.get(refused["Location"])
+    assert "Alpha two is not in a fireteam" in text_of(again, "turns")
+    assert chosen(page(again), "activate-unit") == [uid(lg.a2)]
+    answer = client.post(url(lg, "battle_turn"), {**sent, "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Alpha two is not in a fireteam" in text_of(answer, "turns")
+    assert chosen(page(answer), "activate-unit") == [uid(lg.a2)]
+    assert not Battle.objects.get(pk=lg.battle.pk).sequence.get("activated")

@@ -527,7 +527,7 @@ def test_every_session_of_a_campaign_shades_the_zones_it_was_started_with(client
     assert response.status_code == 303
     one = Battle.objects.get(campaign__name="Hill campaign", session_number=1)
     services.start(battle_id=one.pk, user=w.organiser)
-    client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"})
+    client.post(reverse("battle_finish", args=[one.pk]), {"confirmed": "1", "winner": "A"})
     client.post(reverse("campaign_session_start", args=[one.campaign_id]), {"weather": "clear"})
     two = Battle.objects.get(campaign=one.campaign, session_number=2)
     assert two.scenario_id is None

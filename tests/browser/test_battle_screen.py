@@ -14,10 +14,12 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from apps.armies.models import Unit, Weapon
-from apps.battles.models import Battle, LogEntry
+from apps.battles.models import Battle, BattleStatus, LogEntry
+from apps.campaigns import services as campaign_services
 from apps.structures.models import Structure
 from tests.browser.conftest import QUIET, sign_in
 
@@ -725,3 +727,42 @@ def test_the_upkeeps_fire_attack_is_followed_up_from_the_turn_panel(live_server,
     expect(alice.locator("#turns a.button-link", has_text="Enter who the fire")).to_have_count(0)
     expect(bob.locator("#turns a.button-link", has_text="Enter who the fire")).to_have_count(0, timeout=POLL_WAIT_MS)
     assert Unit.objects.get(pk=inside.pk).destroyed
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_finish_battle_asks_first_and_a_refusal_shows_beside_the_result(live_server, demo, watch, javascript):
+    """Without JavaScript "Finish battle" finished at the first press (only hx-confirm asked): now the page
+    asks, keeping the result chosen. A refusal (here: finished meanwhile from another phone) showed at the
+    page's top, over HTMX after a reload that closed and emptied the form; now beside Result, in the form
+    left open with the text typed."""
+    page = sign_in(watch("demo", javascript=javascript), live_server.url, "demo")
+    page.goto(f"{live_server.url}/battles/{demo.pk}/")
+    page.locator("#finish-battle summary").click()
+    page.check('#finish-battle input[name="winner"][value="B"]')
+    page.fill("#finish-result", "The barn burned")
+    if not javascript:
+        with page.expect_navigation():
+            page.get_by_role("button", name="Finish battle", exact=True).click()
+        expect(page.locator("#finish-battle .confirm-form")).to_contain_text("Side B won: The barn burned.")
+        assert Battle.objects.get(pk=demo.pk).status == BattleStatus.IN_PROGRESS
+        with page.expect_navigation():
+            page.get_by_role("link", name="No, not yet").click()
+        expect(page.locator("#finish-battle .confirm-form")).to_have_count(0)
+        expect(page.locator('#finish-battle input[name="winner"][value="B"]')).to_be_checked()
+        expect(page.locator("#finish-result")).to_have_value("The barn burned")
+    # Another organiser's phone finishes it first.
+    campaign_services.finish_battle(battle_id=demo.pk, user=get_user_model().objects.get(username="demo"), winner="A")
+    if javascript:
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_role("button", name="Finish battle", exact=True).click()
+    else:
+        with page.expect_navigation():
+            page.get_by_role("button", name="Finish battle", exact=True).click()
+    if javascript:
+        expect(page.locator("#finish-error")).to_have_text("This battle is already finished")
+        expect(page.locator("#finish-battle")).to_have_attribute("open", "")
+        expect(page.locator("#finish-result")).to_have_value("The barn burned")
+    else:
+        # Finished: the page has no Finish form any more, so the refusal is at its top.
+        expect(page.locator(".messages")).to_contain_text("This battle is already finished")
+    assert Battle.objects.get(pk=demo.pk).winner == "A"

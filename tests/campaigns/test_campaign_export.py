@@ -905,3 +905,22 @@ def test_a_campaign_file_keeps_a_weapon_crew_or_rof_of_0_the_sheet_import_refuse
     copy_ = import_campaign(doc, club=olgas_new_host(demo), user=demo.olga)
     sheet = Structure.objects.filter(campaign=copy_, sheet__isnull=False).get(sheet__weapons__0__crew=0).sheet
     assert (sheet.weapons[0]["crew"], sheet.weapons[0]["rof"]) == (0, 0) and sheet.slug.startswith(slug)
+
+
+def test_two_sessions_imported_open_still_add_up_when_finished(client, demo):
+    """A file with two sessions open at once: each session's setting up (its 'session_start' entry) names
+    the old host's rows, so imported, each wrote back its whole end state and the last to finish undid the
+    other: the tower took 3 damage at one table and 2 at the other, and had 2. Now 5, as on the old host."""
+    from tests.campaigns.test_two_sessions import TOWER, second_table_opened
+    one, two = second_table_opened(client, demo)
+    tower = Structure.objects.get(campaign=demo.campaign, name=TOWER).damage_taken
+    Structure.objects.filter(battle=one, name=TOWER).update(damage_taken=tower + 3)
+    Structure.objects.filter(battle=two, name=TOWER).update(damage_taken=tower + 2)
+    squad = Unit.objects.get(army__campaign=demo.campaign, name="Grenadier Squad 2").models_left
+    for battle, lost in ((one, 3), (two, 2)):
+        Unit.objects.filter(army__battle=battle, name="Grenadier Squad 2").update(models_left=squad - lost)
+    copy_ = imported(demo, export_text(demo.campaign))
+    for battle in copy_.battles.order_by("session_number"):
+        services.finish_battle(battle_id=battle.pk, user=demo.organiser, winner="A")
+    assert Structure.objects.get(campaign=copy_, name=TOWER).damage_taken == tower + 5
+    assert Unit.objects.get(army__campaign=copy_, name="Grenadier Squad 2").models_left == squad - 5

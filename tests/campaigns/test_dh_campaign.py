@@ -48,7 +48,7 @@ def start(client, olga, battle):
 
 
 def finish(client, olga, battle):
-    response = signed(client, olga).post(reverse("battle_finish", args=[battle.pk]), {"winner": "A", "result": ""})
+    response = signed(client, olga).post(reverse("battle_finish", args=[battle.pk]), {"confirmed": "1", "winner": "A", "result": ""})
     assert response.status_code == 303, body(response)
 
 

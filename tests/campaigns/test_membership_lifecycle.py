@@ -114,7 +114,7 @@ def test_a_reopened_session_is_commanded_as_the_campaign_now_says():
     reopened battle is alice's, as the campaign page says, not bob's any more."""
     club, campaign, battle, bob, old = world()
     org, alice = as_("demo"), User.objects.get(username="alice")
-    assert org.post(reverse("battle_finish", args=[battle.pk]), {"winner": "A", "result": "Held"}).status_code == 303
+    assert org.post(reverse("battle_finish", args=[battle.pk]), {"confirmed": "1", "winner": "A", "result": "Held"}).status_code == 303
     assert org.post(reverse("campaign_commander", args=[campaign.pk]), {"side": "B", "owner": alice.pk}
                     ).status_code == 303
     assert Army.objects.get(campaign=campaign, side="B").owner == alice
@@ -127,7 +127,7 @@ def test_a_reopened_session_is_commanded_as_the_campaign_now_says():
 def test_a_session_reopened_after_its_player_left_is_the_organisers():
     club, campaign, battle, bob, old = world()
     org = as_("demo")
-    assert org.post(reverse("battle_finish", args=[battle.pk]), {"winner": "A", "result": "Held"}).status_code == 303
+    assert org.post(reverse("battle_finish", args=[battle.pk]), {"confirmed": "1", "winner": "A", "result": "Held"}).status_code == 303
     assert org.post(reverse("club_member_remove", args=[club.slug, Membership.objects.get(
         club=club, user=bob).pk])).status_code == 303
     assert Army.objects.get(battle=battle, side="B").owner == bob, "the finished battle's record keeps him"
@@ -191,7 +191,7 @@ def test_handing_a_side_over_is_refused_in_words_and_changes_nothing():
     response = org.post(url, {"side": "B", "owner": olga.pk}, follow=True)
     assert f"Only a member of {club.name} may command a side" in response.content.decode()
     # A finished battle keeps who played it.
-    assert org.post(reverse("battle_finish", args=[skirmish.pk]), {"winner": "A"}).status_code == 303
+    assert org.post(reverse("battle_finish", args=[skirmish.pk]), {"confirmed": "1", "winner": "A"}).status_code == 303
     response = org.post(url, {"side": "B", "owner": ""}, follow=True)
     assert "Friday skirmish has ended: who played it stays on its record" in response.content.decode()
     assert 'id="commanders"' not in response.content.decode()

@@ -13,6 +13,7 @@ from apps.structures.models import Structure
 from tests.campaigns.test_campaign_page import (HTMX, campaign_url, demo, demo_data, finish_first_session,  # noqa: F401
                                                 signed)
 from tests.campaigns.test_pages import body, fast_passwords, text_of  # noqa: F401
+from tests.campaigns.test_pages import page as tree
 
 
 def state(demo):
@@ -38,7 +39,9 @@ def start(client, demo, htmx=False, **data):
 
 
 def finish(client, battle, htmx=False, **data):
-    return client.post(reverse("battle_finish", args=[battle.pk]), data, **(HTMX if htmx else {}))
+    """Finish as answered: without JavaScript the page asks first (test_finish_without_javascript_asks_first)."""
+    return client.post(reverse("battle_finish", args=[battle.pk]), {"confirmed": "1", **data},
+                       **(HTMX if htmx else {}))
 
 
 def reopen(client, demo, htmx=False, **data):
@@ -226,6 +229,10 @@ def test_finishing_twice_is_refused(client, demo):
     before = state(demo)
     response = finish(signed(client, demo.organiser), demo.session1, winner="B")
     assert messages_of(response) == ["This battle is already finished"]
+    # Without JavaScript, from a page drawn before: said at once, not asked first on a page with no
+    # Finish form left to ask in.
+    response = client.post(reverse("battle_finish", args=[demo.session1.pk]), {"winner": "B"})
+    assert "confirm" not in response["Location"] and messages_of(response)[-1] == "This battle is already finished"
     assert state(demo) == before
 
 
@@ -240,10 +247,69 @@ def test_a_session_never_started_is_not_finished_nor_counted(client, demo, htmx)
     page = text_of(client.get(reverse("battle", args=[two.pk])), "finish-battle")
     assert "has not started, so it cannot be finished" in page
     response = finish(client, two, htmx=htmx, winner="A", result="Walkover")
-    assert messages_of(response) == [services.NEVER_STARTED.format(name=two.name)]
+    if htmx:
+        assert text_of(response, "finish-error") == services.NEVER_STARTED.format(name=two.name)
+    else:
+        assert messages_of(response) == [services.NEVER_STARTED.format(name=two.name)]
     assert state(demo) == before
     assert Battle.objects.get(pk=two.pk).status == BattleStatus.SETUP
     assert "1 session played, 1 open." in text_of(client.get(campaign_url(demo)), "tally")
+
+
+def finish_form(response):
+    """The "Finish battle" details as the page draws them: whether open, each form's inputs as sent."""
+    details = tree(response).find("finish-battle")
+    forms = []
+    for form in details.find_all("form"):
+        fields = {}
+        for i in form.find_all("input"):
+            if i.attrs.get("type") not in ("radio", "checkbox") or "checked" in i.attrs:
+                fields.setdefault(i.attrs.get("name"), i.attrs.get("value", ""))
+        forms.append((form.attrs.get("class", ""), fields))
+    return "open" in details.attrs, forms
+
+
+def test_finish_without_javascript_asks_first_and_keeps_the_result(client, demo):
+    """hx-confirm asked only with JavaScript: a plain press of "Finish battle" finished the battle at once.
+    Now it lands on the page with the question, the result and text chosen, and Yes or No."""
+    before = state(demo)
+    response = signed(client, demo.organiser).post(reverse("battle_finish", args=[demo.session1.pk]),
+                                                   {"winner": "B", "result": "The barn burned"})
+    assert response.status_code == 303 and response["Location"].endswith("#finish-battle")
+    assert state(demo) == before
+    asked = client.get(response["Location"])
+    is_open, ((question, yes), (_, form)) = finish_form(asked)
+    assert is_open and "confirm-form" in question
+    assert f"Finish {demo.session1.name}? Nothing more can happen in it" in text_of(asked, "finish-battle")
+    assert "Side B won: The barn burned." in text_of(asked, "finish-battle")
+    assert (yes["confirmed"], yes["winner"], yes["result"]) == ("1", "B", "The barn burned")
+    assert (form["winner"], form["result"]) == ("B", "The barn burned")
+    # "No, not yet": the form as it was, asking nothing.
+    no = next(a for a in tree(asked).find("finish-battle").find_all("a") if a.text() == "No, not yet")
+    is_open, forms = finish_form(client.get(no.attrs["href"]))
+    assert is_open and len(forms) == 1 and (forms[0][1]["winner"], forms[0][1]["result"]) == ("B", "The barn burned")
+    assert state(demo) == before
+    del yes["csrfmiddlewaretoken"]
+    client.post(reverse("battle_finish", args=[demo.session1.pk]), yes)
+    battle = Battle.objects.get(pk=demo.session1.pk)
+    assert (battle.status, battle.winner, battle.result) == (BattleStatus.FINISHED, "B", "The barn burned")
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_refused_finish_says_so_beside_the_result(client, demo, htmx):
+    """No winner chosen: the message was at the page's top (and over HTMX the page reloaded, the form
+    closed and emptied). Now beside the Result field, the form open with the text typed."""
+    before = state(demo)
+    response = finish(signed(client, demo.organiser), demo.session1, htmx=htmx, result="Held")
+    shown = response if htmx else client.get(response["Location"])
+    assert text_of(shown, "finish-error") == "Choose who won: side A, side B or a draw."
+    is_open, [(_, form)] = finish_form(shown)
+    assert is_open and form["result"] == "Held" and "winner" not in form
+    if htmx:
+        assert tree(shown).find("finish-battle").attrs.get("hx-swap-oob") == "true"
+    else:
+        assert "Choose who won" not in "".join(m.text() for m in tree(shown).find_all("ul", cls="messages"))
+    assert state(demo) == before
 
 
 # ---------------------------------------------------------------------------------- reopen

@@ -62,7 +62,7 @@ def test_two_sessions_of_the_demo_campaign_one_after_the_other(client, demo):
     battle_page = body(signed(client, demo.organiser).get(reverse("battle", args=[one.pk])))
     assert 'id="finish-battle"' in battle_page
     response = client.post(reverse("battle_finish", args=[one.pk]),
-                           {"winner": "A", "result": "The crossroads house is rubble"})
+                           {"confirmed": "1", "winner": "A", "result": "The crossroads house is rubble"})
     assert response.status_code == 303 and response["Location"] == campaign_url
     one.refresh_from_db()
     assert (one.status, one.winner) == (BattleStatus.FINISHED, "A")
@@ -128,7 +128,7 @@ def test_two_sessions_of_the_demo_campaign_one_after_the_other(client, demo):
     shell_the_townhouse(client, two, demo.alice, ids)
     before_finish = campaign_rows(demo)
     response = signed(client, demo.organiser).post(reverse("battle_finish", args=[two.pk]),
-                                                   {"winner": "B", "result": "The tower held"})
+                                                   {"confirmed": "1", "winner": "B", "result": "The tower held"})
     assert response.status_code == 303
     assert demo.unit("B", "Grenadier Squad 2").models_left == 7
 
@@ -192,9 +192,9 @@ def test_two_sessions_open_at_once_each_write_back_what_they_changed(client, dem
     move(client, two, demo.alice, ids.u["A", "1st Rifle Squad"], structure=ids.s[WORKSHOP], floor="0")
 
     client.force_login(demo.organiser)
-    assert client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[one.pk]), {"confirmed": "1", "winner": "A"}).status_code == 303
     after_one = campaign_rows(demo)
-    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"confirmed": "1", "winner": "B"}).status_code == 303
 
     barn, workshop = demo.structure(BARN), demo.structure(WORKSHOP)
     assert (barn.fire_size, barn.impassable) == (Decimal("40.00"), True)  # session 1's fire
@@ -243,8 +243,8 @@ def test_a_squad_wiped_out_at_one_table_and_moved_at_the_other_holds_no_floor(cl
     ids = demo.ids(two)
     move(client, two, demo.bob, ids.u["B", "Grenadier Squad 2"], structure=ids.s[TOWNHOUSE], floor="1")
     client.force_login(demo.organiser)
-    assert client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"}).status_code == 303
-    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[one.pk]), {"confirmed": "1", "winner": "A"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"confirmed": "1", "winner": "B"}).status_code == 303
     squad, townhouse = demo.unit("B", "Grenadier Squad 2"), demo.structure(TOWNHOUSE)
     assert (squad.destroyed, squad.models_left, squad.floor, squad.x, squad.y) == (
         True, 0, None, townhouse.x, townhouse.y)
@@ -268,10 +268,10 @@ def test_two_tables_damage_and_losses_add_up(client, demo):
     assert demo.unit("B", "Grenadier Squad 2", two).models_left == squad - 3
 
     client.force_login(demo.organiser)
-    assert client.post(reverse("battle_finish", args=[one.pk]), {"winner": "A"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[one.pk]), {"confirmed": "1", "winner": "A"}).status_code == 303
     after_one = campaign_rows(demo)
     assert demo.structure(TOWER).damage_taken == tower + 3
-    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"confirmed": "1", "winner": "B"}).status_code == 303
     assert demo.structure(TOWER).damage_taken == tower + 5
     assert demo.unit("B", "Grenadier Squad 2").models_left == squad - 6
     tally = {row[0][:6]: row[1:] for row in table_rows(client.get(reverse("campaign", args=[demo.campaign.pk])),
@@ -282,5 +282,5 @@ def test_two_tables_damage_and_losses_add_up(client, demo):
     assert client.post(reverse("campaign_session_reopen", args=[demo.campaign.pk]),
                        {"confirm": "on"}).status_code == 303
     assert campaign_rows(demo) == after_one
-    assert client.post(reverse("battle_finish", args=[two.pk]), {"winner": "B"}).status_code == 303
+    assert client.post(reverse("battle_finish", args=[two.pk]), {"confirmed": "1", "winner": "B"}).status_code == 303
     assert campaign_rows(demo) == after_both

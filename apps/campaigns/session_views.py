@@ -237,7 +237,7 @@ def battle_finish(request, pk):
         field = "result" if "result" in form.errors else "winner"
         if request.htmx:
             shown = finish_shown(winner, result, problem=problem, field=field)
-            return render(request, "battles/battle.html#finish", {"battle": battle, "finish": shown, "oob": True})
+            return render(request, "battles/battle.html#finish", {"battle": battle, "finish": shown, "finish_oob": True})
         messages.error(request, problem, extra_tags=f"{FINISH_PROBLEM} {field}")
         return see_other(page_url(battle, chosen) + "#finish-battle")
     done = f"{battle.name} is finished"

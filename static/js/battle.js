@@ -285,6 +285,70 @@
     to.focus({ preventScroll: true });
   });
 
+  // Every answer and every poll that brings a change redraws the turns panel. What this player had typed
+  // or chosen there (their own dice, the piece to activate, the finish result) and the sections they had
+  // opened were lost whenever another phone acted. They stay wherever the new panel has the same field
+  // (a choice only while it is still offered). Not after the panel's own request: its answer is the panel
+  // as it now stands (the dice used, or the refusal beside them).
+  var turnsKept = null;
+  var turnsOwnAnswer = false;
+  function turnKey(el) {
+    if (el.id) return el.id;
+    var action = el.form && el.form.querySelector('input[name="action"]');
+    return (action ? action.value : "") + ":" + el.name;
+  }
+  function typedInTurns(panel) {
+    var kept = { fields: {}, open: [] };
+    Array.prototype.forEach.call(panel.querySelectorAll("input, select, textarea"), function (el) {
+      if (!el.name || el.type === "hidden" || el.type === "submit" || el.type === "button") return;
+      if (el.type === "radio" || el.type === "checkbox") {
+        if (el.checked !== el.defaultChecked) kept.fields[turnKey(el) + "=" + el.value] = el.checked;
+      } else if (el.tagName === "SELECT") {
+        var option = el.options[el.selectedIndex];
+        if (option && !option.defaultSelected) kept.fields[turnKey(el)] = el.value;
+      } else if (el.value !== el.defaultValue) {
+        kept.fields[turnKey(el)] = el.value;
+      }
+    });
+    Array.prototype.forEach.call(panel.querySelectorAll("details[open]"), function (d) {
+      var named = d.id ? d : d.querySelector("[id]");
+      if (named) kept.open.push(named.id);
+    });
+    return kept;
+  }
+  function putBackInTurns(panel, kept) {
+    Array.prototype.forEach.call(panel.querySelectorAll("input, select, textarea"), function (el) {
+      if (!el.name || el.type === "hidden" || el.type === "submit" || el.type === "button") return;
+      if (el.type === "radio" || el.type === "checkbox") {
+        var choice = turnKey(el) + "=" + el.value;
+        if (choice in kept.fields) el.checked = kept.fields[choice];
+      } else if (turnKey(el) in kept.fields) {
+        var value = kept.fields[turnKey(el)];
+        if (el.tagName !== "SELECT" || el.querySelector('option[value="' + CSS.escape(value) + '"]')) el.value = value;
+      }
+    });
+    kept.open.forEach(function (id) {
+      var el = document.getElementById(id);
+      var details = el && (el.tagName === "DETAILS" ? el : el.closest("details"));
+      if (details && panel.contains(details)) details.open = true;
+    });
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var elt = event.detail.requestConfig && event.detail.requestConfig.elt;
+    turnsOwnAnswer = !!(elt && elt.closest && elt.closest("#turns"));
+  });
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "turns" || turnsOwnAnswer) return;
+    turnsKept = typedInTurns(target);
+  });
+  document.addEventListener("htmx:oobAfterSwap", function () {
+    var panel = document.getElementById("turns");
+    if (!turnsKept || !panel) return;
+    putBackInTurns(panel, turnsKept);
+    turnsKept = null;
+  });
+
   document.addEventListener("htmx:afterSettle", function () {
     var form = document.getElementById("attack-form");
     if (!typed || !form) return;

@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from apps.armies.models import Unit, Weapon
+from apps.battles import services
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns import services as campaign_services
 from apps.structures.models import Structure
@@ -766,3 +767,38 @@ def test_finish_battle_asks_first_and_a_refusal_shows_beside_the_result(live_ser
         # Finished: the page has no Finish form any more, so the refusal is at its top.
         expect(page.locator(".messages")).to_contain_text("This battle is already finished")
     assert Battle.objects.get(pk=demo.pk).winner == "A"
+
+
+def test_what_is_typed_in_the_turns_panel_stays_when_another_phone_acts(live_server, demo, watch):
+    """Every change another phone makes redraws the turns panel. The organiser half way through Finish
+    battle (result chosen, words typed) and through End turn with the table's own dice lost all of it, the
+    sections closed, whenever a player moved a piece meanwhile."""
+    # End turn's upkeep then owes one die: the half-damaged church's collapse check.
+    Battle.objects.filter(pk=demo.pk).update(collapse_check=True, damage_variant=3)
+    church = Structure.objects.get(battle=demo, name="Stone church")
+    Structure.objects.filter(pk=church.pk).update(damage_taken=church.damage_max // 2, collapsed=False)
+    page = sign_in(watch("demo"), live_server.url, "demo")
+    page.goto(f"{live_server.url}/battles/{demo.pk}/")
+    page.locator("#finish-battle summary").click()
+    page.check('#finish-battle input[name="winner"][value="B"]')
+    page.fill("#finish-result", "The barn burned")
+    page.locator("#turns details.own-dice summary").last.click()
+    page.locator("#dice-end_turn").fill("4")
+    sniper = Unit.objects.get(army__battle=demo, floor__structure__name="Foxhole centre")
+    before = newest_seq(demo)
+    with swapped(page, "#turns"):
+        services.perform(battle_id=demo.pk, user=sniper.army.owner, action="move",
+                         inputs={"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
+    assert newest_seq(demo) == before + 1
+    expect(page.locator("#finish-battle")).to_have_attribute("open", "")
+    expect(page.locator('#finish-battle input[name="winner"][value="B"]')).to_be_checked()
+    expect(page.locator("#finish-result")).to_have_value("The barn burned")
+    expect(page.locator("#dice-end_turn")).to_be_visible()
+    expect(page.locator("#dice-end_turn")).to_have_value("4")
+    # Its own answer is the panel as it now stands: End turn with those dice leaves no dice typed.
+    page.once("dialog", lambda dialog: dialog.accept())
+    with swapped(page, "#turns"):
+        page.locator("#dice-end_turn").press("Enter")
+    upkeep = LogEntry.objects.get(battle=demo, seq__gt=before + 1, action="upkeep")
+    assert [(d["faces"], d["source"]) for d in upkeep.dice if "Collapse check" in d["purpose"]] == [([4], "player")]
+    assert page.evaluate("() => (document.getElementById('dice-end_turn') || {}).value || ''") == ""

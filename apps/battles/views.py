@@ -202,7 +202,7 @@ def map_of(battle, structures, units):
     # Disposable Heroes: a unit's third pin is its rout (DH-6); Bolt Action's pins do not rout. (The
     # campaign's map has no battle, and its units no pins: they are one battle's.)
     routs = getattr(battle, "ruleset", "") == "dh"
-    place_names(structures, float(battle.table_width), float(battle.table_depth))
+    covered = place_names(structures, float(battle.table_width), float(battle.table_depth))
     # The dots keep off the names and badges, not the names off the dots (`name_places`): a dot moved
     # an inch or two still stands by its spot, where a name pushed off would lose its building.
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
@@ -219,7 +219,7 @@ def map_of(battle, structures, units):
     for index, s in enumerate(structures):
         s.map.reach, s.map.reach_index = reach, index
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
-            "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
+            "units_svg": units_svg(on_table), "zones": deployment_zones(battle), "covered": covered,
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
             "crews": any(s.crewed for s in structures), "sized_fires": sized_fires}  # the key explains the crew marks only where they can show
 
@@ -327,15 +327,27 @@ class Piece(SimpleNamespace):
     def hit(self):
         return self.reach.shape_at(self.reach_index)
 
+    @property
+    def hit_svg(self):
+        """The shape that takes the piece's taps, drawn apart from the piece, under every piece (battle.html)."""
+        return mark_safe(f'<polygon class="map-hit" points="{" ".join(f"{_g(x)},{_g(y)}" for x, y in self.hit)}"></polygon>')
+
+    @property
+    def cover_svg(self):
+        """Its footprint again, taking its taps over a neighbour's name drawn across it (battle.html)."""
+        g = _g
+        turn = f' transform="rotate({g(self.rotation)} {g(self.cx)} {g(self.cy)})"' if self.rotation else ""
+        return mark_safe(f'<rect class="map-hit" x="{g(self.x0)}" y="{g(self.y0)}" width="{g(self.w)}" '
+                         f'height="{g(self.d)}"{turn}></rect>')
+
 
 def piece_svg(m):
-    """One structure on the map (inside its link or group): the shape a tap hits, its footprint to
-    scale and rotated, its name, damage, fire, crew and who holds it."""
+    """One structure on the map (inside its link or group): its footprint to scale and rotated, its
+    name, damage, fire, crew and who holds it. The shape a tap hits is drawn apart (`Piece.hit_svg`)."""
     g, e = _g, conditional_escape
     cx, cy = g(m.cx), g(m.cy)
     turn = f' transform="rotate({g(m.rotation)} {cx} {cy})"' if m.rotation else ""
     out = [f"<title>{e(m.title)}</title>",
-           f'<polygon class="map-hit" points="{" ".join(f"{g(x)},{g(y)}" for x, y in m.hit)}"></polygon>',
            f'<rect class="map-footprint" x="{g(m.x0)}" y="{g(m.y0)}" width="{g(m.w)}" height="{g(m.d)}"{turn}></rect>']
     if m.name:
         out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
@@ -553,18 +565,22 @@ NAME_HALF_HEIGHT = NAME_LINE_EMS * NAME_SIZE / 2 + NAME_HALO / 2
 def place_names(structures, table_w, table_d):
     """Put each name below its footprint, else above it, else a line lower, wherever it overprints
     nothing already there, the larger structures' first; leave out a name that fits nowhere: on a phone,
-    overlapping words read as neither. A structure without its name still says it on a tap."""
-    for s, place in zip(structures, name_places([s.map for s in structures], table_w, table_d)):
+    overlapping words read as neither. A structure without its name still says it on a tap. Returns the
+    structures a name is drawn over (`name_places`)."""
+    covered = set()
+    for s, place in zip(structures, name_places([s.map for s in structures], table_w, table_d, covered=covered)):
         if place is None:
             s.map.name = ""
         else:
             s.map.name_x, s.map.name_y = place
+    return [s for index, s in enumerate(structures) if index in covered]
 
 
-def name_places(pieces, table_w, table_d, rooms=None):
+def name_places(pieces, table_w, table_d, rooms=None, covered=None):
     """Where `place_names` puts each piece's name: its (x, y), or None where it fits nowhere. `rooms` gives
     some pieces (by index) other name spots and badges than they have: where the names stood before a
-    change to those pieces (`names_moved`)."""
+    change to those pieces (`names_moved`). Adds to the set `covered` the pieces whose footprint a name is
+    placed over (one drawn before the name's own)."""
     # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it. Units
     # in the open are not: they stand beside buildings all game, and a map whose buildings lose their
     # names to them reads worse than a dot under a word. The footprints drawn after a name's own (later
@@ -615,6 +631,10 @@ def name_places(pieces, table_w, table_d, rooms=None):
                 places[index] = (x, y)
                 for square in squares:
                     names.setdefault(square, []).append(box)
+                if covered is not None:
+                    covered.update(drawn for square in squares for other, corners, drawn in grid.get(square, ())
+                                   if drawn < index and x0 < other[2] and other[0] < x1 and y0 < other[3]
+                                   and other[1] < y1 and (corners is None or _overlap(_corners(box), corners)))
                 break
     return places
 
@@ -989,7 +1009,9 @@ def touched_by(entries, board, *, map_known, map_version, card):
     # was: those neighbours are redrawn on the map too (their list rows have not changed).
     return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures,
                            pieces=[s for s in board.structures if s.sid in structures or s.sid in moved],
-                           map_units=bool(unit_rows) or dots_moved(board, before))
+                           map_units=bool(unit_rows) or dots_moved(board, before),
+                           # Which footprints lie under a name moves with the names alone.
+                           map_over=bool(moved))
 
 
 def dots_moved(board, before):

@@ -202,12 +202,15 @@ def map_of(battle, structures, units):
     # Disposable Heroes: a unit's third pin is its rout (DH-6); Bolt Action's pins do not rout. (The
     # campaign's map has no battle, and its units no pins: they are one battle's.)
     routs = getattr(battle, "ruleset", "") == "dh"
+    covered = place_names(structures, float(battle.table_width), float(battle.table_depth))
+    # The dots keep off the names and badges, not the names off the dots (`name_places`): a dot moved
+    # an inch or two still stands by its spot, where a name pushed off would lose its building.
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper(),
                                         pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
                         for u in units if u.x is not None and u.y is not None and not u.destroyed],
-                       float(battle.table_width), float(battle.table_depth))
-    place_names(structures, float(battle.table_width), float(battle.table_depth))
+                       float(battle.table_width), float(battle.table_depth),
+                       keep_clear=labels([s.map for s in structures]))
     # Each piece's tap shape is worked out when the piece is drawn: an answer draws only the pieces
     # that changed. A shape depends on the footprints alone, which no log entry changes: once worked
     # out, it serves every page and answer of that table (`layout_reach`).
@@ -216,7 +219,7 @@ def map_of(battle, structures, units):
     for index, s in enumerate(structures):
         s.map.reach, s.map.reach_index = reach, index
     return {"width": float(battle.table_width), "depth": float(battle.table_depth), "units": on_table,
-            "units_svg": units_svg(on_table), "zones": deployment_zones(battle),
+            "units_svg": units_svg(on_table), "zones": deployment_zones(battle), "covered": covered,
             "grid_x": range(6, int(battle.table_width), 6), "grid_y": range(6, int(battle.table_depth), 6),
             "crews": any(s.crewed for s in structures), "sized_fires": sized_fires}  # the key explains the crew marks only where they can show
 
@@ -324,15 +327,27 @@ class Piece(SimpleNamespace):
     def hit(self):
         return self.reach.shape_at(self.reach_index)
 
+    @property
+    def hit_svg(self):
+        """The shape that takes the piece's taps, drawn apart from the piece, under every piece (battle.html)."""
+        return mark_safe(f'<polygon class="map-hit" points="{" ".join(f"{_g(x)},{_g(y)}" for x, y in self.hit)}"></polygon>')
+
+    @property
+    def cover_svg(self):
+        """Its footprint again, taking its taps over a neighbour's name drawn across it (battle.html)."""
+        g = _g
+        turn = f' transform="rotate({g(self.rotation)} {g(self.cx)} {g(self.cy)})"' if self.rotation else ""
+        return mark_safe(f'<rect class="map-hit" x="{g(self.x0)}" y="{g(self.y0)}" width="{g(self.w)}" '
+                         f'height="{g(self.d)}"{turn}></rect>')
+
 
 def piece_svg(m):
-    """One structure on the map (inside its link or group): the shape a tap hits, its footprint to
-    scale and rotated, its name, damage, fire, crew and who holds it."""
+    """One structure on the map (inside its link or group): its footprint to scale and rotated, its
+    name, damage, fire, crew and who holds it. The shape a tap hits is drawn apart (`Piece.hit_svg`)."""
     g, e = _g, conditional_escape
     cx, cy = g(m.cx), g(m.cy)
     turn = f' transform="rotate({g(m.rotation)} {cx} {cy})"' if m.rotation else ""
     out = [f"<title>{e(m.title)}</title>",
-           f'<polygon class="map-hit" points="{" ".join(f"{g(x)},{g(y)}" for x, y in m.hit)}"></polygon>',
            f'<rect class="map-footprint" x="{g(m.x0)}" y="{g(m.y0)}" width="{g(m.w)}" height="{g(m.d)}"{turn}></rect>']
     if m.name:
         out.append(f'<text class="map-name" x="{g(m.name_x)}" y="{g(m.name_y)}">{e(m.name)}</text>')
@@ -381,14 +396,18 @@ def unit_mark(pins, routed):
 UNIT_DOT, UNIT_MARK_SIZE, UNIT_MARK_HALO = 1.2, 1.3, 0.35
 
 
-def fan_out(pieces, table_w, table_d):
+def fan_out(pieces, table_w, table_d, keep_clear=()):
     """Units standing on one spot (a crew's sections that left their bunker, a squad and the one that
     fled beside it) or nearly would draw as one dot, and a later dot over an earlier one's "1 pin": a
     player could not tell which was pinned. Each unit keeps its spot where its dot and its mark fit
     there clear of every other dot and mark; else it is drawn on the nearest ring around its spot, a
-    dot's width apart, where both fit on the table. Its title keeps its name. Sets each piece's x, y
-    and its mark (`unit_mark`) and where that goes."""
+    dot's width apart, where both fit on the table. Nor does a dot or mark cover the structures' names
+    and badges, the boxes `keep_clear` (`labels`): a "PF" dot hid the Brick townhouse's "2", a "1 pin"
+    ran into its name. Its title keeps its name. Sets each piece's x, y and its mark (`unit_mark`) and
+    where that goes, and `spot`, where it stands."""
     crowd = _Crowd((0, 0, table_w, table_d))
+    for box in keep_clear:
+        crowd.add_mark(box)
     # The spots of the units that will stay on them (no earlier one's dot there) are held from the
     # first: an earlier unit's mark must not push a later one off the spot where it stands.
     for index, piece in enumerate(pieces):
@@ -406,11 +425,25 @@ def fan_out(pieces, table_w, table_d):
                     break
         else:  # a table packed tighter than any battle: its spot, and its mark under it
             place = (piece.x, piece.y, _mark_places(piece.x, piece.y, half_w)[0])
+        piece.spot = (piece.x, piece.y)
         piece.x, piece.y, (piece.mark_x, piece.mark_y, box) = place
         crowd.add_dot(piece.x, piece.y, index)
         if piece.mark:
             crowd.add_mark(box)
     return pieces
+
+
+def labels(pieces, places=None, rooms=None):
+    """The boxes of the structures' names and side badges as drawn, which the units keep off (`fan_out`);
+    or, given `places` and `rooms` (`name_places`), as they were drawn before a change."""
+    boxes = []
+    for index, m in enumerate(pieces):
+        place = places[index] if places is not None else (m.name_x, m.name_y) if m.name else None
+        if place is not None:
+            boxes.append(name_box(m.label, *place))
+        for b in rooms[index][1] if rooms and index in rooms else m.badges:
+            boxes.append((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3))
+    return boxes
 
 
 def _unit_spots(x, y, table_w, table_d, rings=24):
@@ -532,18 +565,22 @@ NAME_HALF_HEIGHT = NAME_LINE_EMS * NAME_SIZE / 2 + NAME_HALO / 2
 def place_names(structures, table_w, table_d):
     """Put each name below its footprint, else above it, else a line lower, wherever it overprints
     nothing already there, the larger structures' first; leave out a name that fits nowhere: on a phone,
-    overlapping words read as neither. A structure without its name still says it on a tap."""
-    for s, place in zip(structures, name_places([s.map for s in structures], table_w, table_d)):
+    overlapping words read as neither. A structure without its name still says it on a tap. Returns the
+    structures a name is drawn over (`name_places`)."""
+    covered = set()
+    for s, place in zip(structures, name_places([s.map for s in structures], table_w, table_d, covered=covered)):
         if place is None:
             s.map.name = ""
         else:
             s.map.name_x, s.map.name_y = place
+    return [s for index, s in enumerate(structures) if index in covered]
 
 
-def name_places(pieces, table_w, table_d, rooms=None):
+def name_places(pieces, table_w, table_d, rooms=None, covered=None):
     """Where `place_names` puts each piece's name: its (x, y), or None where it fits nowhere. `rooms` gives
     some pieces (by index) other name spots and badges than they have: where the names stood before a
-    change to those pieces (`names_moved`)."""
+    change to those pieces (`names_moved`). Adds to the set `covered` the pieces whose footprint a name is
+    placed over (one drawn before the name's own)."""
     # Who holds each piece (its side badges) is drawn first: a neighbour's name must not hide it. Units
     # in the open are not: they stand beside buildings all game, and a map whose buildings lose their
     # names to them reads worse than a dot under a word. The footprints drawn after a name's own (later
@@ -594,6 +631,10 @@ def name_places(pieces, table_w, table_d, rooms=None):
                 places[index] = (x, y)
                 for square in squares:
                     names.setdefault(square, []).append(box)
+                if covered is not None:
+                    covered.update(drawn for square in squares for other, corners, drawn in grid.get(square, ())
+                                   if drawn < index and x0 < other[2] and other[0] < x1 and y0 < other[3]
+                                   and other[1] < y1 and (corners is None or _overlap(_corners(box), corners)))
                 break
     return places
 
@@ -962,11 +1003,26 @@ def touched_by(entries, board, *, map_known, map_version, card):
     moved = names_moved(entries, board)
     if moved is None:
         return None
+    moved, before = moved
     structure_rows = [s for s in board.structures if s.sid in structures]
     # A changed piece's name may push a neighbour's elsewhere, or leave it room to come back where it
     # was: those neighbours are redrawn on the map too (their list rows have not changed).
     return SimpleNamespace(structures=structure_rows, units=unit_rows, card=bool(card) and card in structures,
-                           pieces=[s for s in board.structures if s.sid in structures or s.sid in moved])
+                           pieces=[s for s in board.structures if s.sid in structures or s.sid in moved],
+                           map_units=bool(unit_rows) or dots_moved(board, before),
+                           # Which footprints lie under a name moves with the names alone.
+                           map_over=bool(moved))
+
+
+def dots_moved(board, before):
+    """Whether the units' dots or marks, none of which moved, were drawn elsewhere before the names and
+    badges moved from `before` (`labels`) to where they are: they keep off those (`fan_out`)."""
+    dots = board.map["units"]
+    if before is None or not dots:
+        return False
+    then = fan_out([SimpleNamespace(x=u.spot[0], y=u.spot[1], pins=u.pins, routed=u.routed) for u in dots],
+                   board.map["width"], board.map["depth"], keep_clear=before)
+    return any((a.x, a.y, a.mark_x, a.mark_y) != (b.x, b.y, b.mark_x, b.mark_y) for a, b in zip(dots, then))
 
 
 def names_moved(entries, board):
@@ -974,7 +1030,8 @@ def names_moved(entries, board):
     (newest first) than the map draws now: the name's spots of a structure whose holders, crew letter
     or fire an entry changed move, and with them any name placed after it. None when that cannot be
     told: an undo written before undos kept what they took back holds only what it restored, and the
-    page held the entry it undid (the poll then redraws the whole map)."""
+    page held the entry it undid (the poll then redraws the whole map). With them, the names' and
+    badges' boxes as they were (`labels`), or None where none moved."""
     rooms, unknown = {}, set()
     units = {u.uid: (f"s{u.floor.structure_id}" if u.floor_id else None, u.army.side, u.destroyed)
              for u in board.units}
@@ -1009,11 +1066,11 @@ def names_moved(entries, board):
         if room != m.room:
             then[index] = name_room(m.cx, m.cy, m.half_d, room)
     if not then:
-        return set()
+        return set(), None
     pieces = [s.map for s in board.structures]
     before = name_places(pieces, board.map["width"], board.map["depth"], then)
-    return {s.sid for s, place in zip(board.structures, before)
-            if place != ((s.map.name_x, s.map.name_y) if s.map.name else None)}
+    return ({s.sid for s, place in zip(board.structures, before)
+             if place != ((s.map.name_x, s.map.name_y) if s.map.name else None)}, labels(pieces, before, then))
 
 
 def last_undoable(battle, page=None):

@@ -271,3 +271,35 @@ def test_an_undone_move_redraws_where_the_unit_was_and_the_neighbour_whose_name_
             assert drawn_piece(html, structure) == drawn_piece(page_now, structure)
         assert '<g id="map-units" hx-swap-oob="true">' in html and "Rifles (side A)" in html
         assert f'id="structure-{w.hut.pk}"' in html and f'id="unit-{w.rifles.pk}"' in html
+
+
+def over_group(html):
+    """The footprints #map-over draws again (their links' addresses carry the page's form choices, which an
+    answer's do not: with JavaScript, a tap asks for the card with the form's choices as they are)."""
+    found = re.search(r'<g id="map-over"[^>]*>(.*?)</g>', html, re.S)
+    return found and re.findall(r'data-tap="[^"]*">.*?</a>', found.group(1))
+
+
+def test_a_name_moved_over_a_footprint_hands_the_footprint_its_taps_on_every_phone(client, huts):
+    """A barrel stands above the woodshed. The rifles moving into the hut push the woodshed's name above
+    it, across the barrel (drawn before it): the barrel's footprint is drawn again over the names, in
+    #map-over, or a tap on it opened the woodshed. The mover's answer and a watching phone's poll redraw
+    that group as a page opened afresh draws it."""
+    w = huts
+    barrel = w.structure("Barrel", floors=1, x=43, y=17.5, width=1, depth=1)
+    signed(client, w.alice)
+    before = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert over_group(before) == []
+    params = held(w)
+    answer = body(move_in(w, client, params))
+    poll = body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))
+    page_now = body(client.get(reverse("battle", args=[w.battle.pk])))
+    assert name_y(drawn_piece(page_now, w.woodshed)) < 20
+    assert over_group(page_now) == [f'data-tap="{sid(barrel)}"><rect class="map-hit" x="42.5" y="17" width="1" height="1">'
+                                    '</rect></a>']
+    for html in (answer, poll):
+        assert '<g id="map-over" aria-hidden="true"' in html and over_group(html) == over_group(page_now)
+    # A move in the open, which moves no name, leaves the group as it is.
+    params = held(w)
+    services.perform(battle_id=w.battle.pk, user=w.alice, action="move", inputs={"unit": uid(w.gun), "x": "31", "y": "5"})
+    assert over_group(body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))) is None

@@ -9,7 +9,9 @@ import uuid
 from types import SimpleNamespace
 
 from apps.armies.models import Unit
-from apps.battles.views import fan_out
+from apps.battles.models import Battle
+from apps.battles.views import fan_out, load_board, name_box, touched_by
+from apps.structures.models import Structure
 from tests import factories
 from tests.battles.test_poll import HTMX, held
 from tests.battles.test_views import signed, uid, url, w  # noqa: F401 - w is the battle fixture
@@ -127,3 +129,55 @@ def test_any_crowd_keeps_every_dot_and_mark_apart():
                 box = (p.mark_x - half_w, p.mark_y - half_h, p.mark_x + half_w, p.mark_y + half_h)
             units[p.name] = ((p.x, p.y), box)
         assert_readable(units, table=(40, 30))
+
+
+# Units beside the structures' names and badges ------------------------------------------------------
+
+def labels_drawn(html):
+    """The boxes of the names and side badges the page draws: those the units must keep off."""
+    boxes = [name_box(name, float(x), float(y)) for x, y, name in
+             re.findall(r'<text class="map-name" x="([\d.]+)" y="([\d.]+)">([^<]+)</text>', html)]
+    boxes += [(float(x) - 1.3, float(y) - 1.3, float(x) + 1.3, float(y) + 1.3) for x, y in
+              re.findall(r'<g class="map-badge[^"]*"><circle cx="([\d.]+)" cy="([\d.]+)"', html)]
+    return boxes
+
+
+def test_units_beside_a_structure_keep_off_its_name_and_badge(client, w):
+    """The demo's "PF" dot stood over the Brick townhouse's "2" badge and a "1 pin" ran into a name: the
+    grenadiers hold the brick house (side B's badge under its right side); the pioneers, pinned, stand on
+    that badge, the rifles, pinned, on the house's name. Both stay by their spots, clear of both."""
+    Unit.objects.filter(pk=w.pioneers.pk).update(x=31.6, y=22.2, pins=1)
+    Unit.objects.filter(pk=w.rifles.pk).update(x=30, y=24.7, pins=1)
+    html = body(signed(client, w.alice).get(url(w, "battle")))
+    boxes = labels_drawn(html)
+    assert len(boxes) == 2  # the house's name and its badge
+    units = drawn(html)
+    assert_readable(units)
+    for name, spot in (("Pioneers", (31.6, 22.2)), ("Rifles", (30, 24.7))):
+        at, mark = units[name]
+        assert mark and math.dist(at, spot) < 5
+        for box in boxes:
+            assert gap(at, box) >= DOT, f"{name}'s dot over {box}"
+            assert not boxes_meet(mark, box), f"{name}'s mark over {box}"
+
+
+def test_a_name_moved_by_a_fire_redraws_the_dot_it_now_stands_on(client, w):
+    """Units never move names, but the names move the dots: a hut caught fire, which moves its name
+    (above it, the yard wall below) up over the scouts' dot. A page that held the hut unburnt redraws the
+    units with the hut, as a fresh page draws them, though no unit changed."""
+    hut = w.structure("Hut", floors=1, x=50, y=20, width=2, depth=2)
+    w.structure("Yard wall", floors=1, x=50, y=22.5, width=8, depth=1)
+    w.unit("A", "Scouts", x=50, y=14.9)
+    Structure.objects.filter(pk=hut.pk).update(fire_size=2, fire_started_turn=1, flammable=True)
+    battle = Battle.objects.get(pk=w.battle.pk)
+    board = load_board(battle)
+    html = body(signed(client, w.alice).get(url(w, "battle")))
+    assert drawn(html)["Scouts"][0] != (50, 14.9)  # off the hut's name
+    fire = [SimpleNamespace(touched={"structures": {f"s{hut.pk}": {"fire": None}}}, touched_after=False)]
+    touched = touched_by(fire, board, map_known=battle.map_version - 1, map_version=battle.map_version, card="")
+    assert touched.units == [] and touched.map_units
+    # Far from the scouts, the fire leaves the units as they were: not redrawn.
+    Unit.objects.filter(name="Scouts").update(x=10, y=40)
+    board = load_board(battle)
+    touched = touched_by(fire, board, map_known=battle.map_version - 1, map_version=battle.map_version, card="")
+    assert touched.pieces and not touched.map_units

@@ -1,0 +1,76 @@
+"""Taps on the map's words and dots, in a real Chromium at a phone's size. A structure's name took no
+tap: the tap went to whatever tap shape lay under it, often a neighbour's (drawn later, over the name),
+whose card opened. A unit's dot took the tap and did nothing, even standing on a structure's shape."""
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from tests.browser.conftest import sign_in
+from tests.browser.test_battle_screen import swapped
+
+pytestmark = [pytest.mark.browser]
+
+# Whose tap shape lies under a point of the page (drawn in its piece, or apart under every piece).
+UNDER = """(x, y) => {
+  const hit = document.elementsFromPoint(x, y).find(el => el.classList.contains('map-hit'));
+  const owner = hit && hit.closest('[data-tap], .map-structure');
+  return owner && (owner.dataset.tap || owner.dataset.structure);
+}"""
+
+# Each drawn name's structure, full name and middle on the page; whose tap shape is under it.
+NAMES = """() => Array.from(document.querySelectorAll('#map .map-structure'), piece => {
+  const name = piece.querySelector('.map-name');
+  if (!name) return null;
+  const r = name.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+  return [piece.getAttribute('aria-label').split(',')[0], x, y, (UNDER)(x, y), piece.dataset.structure];
+}).filter(Boolean)""".replace("UNDER", UNDER)
+
+# Each unit's dot standing on a structure's tap shape: where, and that structure's name.
+DOTS = """() => Array.from(document.querySelectorAll('#map .map-unit'), dot => {
+  const r = dot.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const sid = (UNDER)(x, y);
+  if (!sid) return null;
+  return [dot.getAttribute('aria-label'), x, y,
+          document.getElementById('map-' + sid).getAttribute('aria-label').split(',')[0]];
+}).filter(Boolean)""".replace("UNDER", UNDER)
+
+
+def battle_page(live_server, demo, watch, **kwargs):
+    page = sign_in(watch("alice", **kwargs), live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]))
+    page.locator("#map svg").scroll_into_view_if_needed()
+    return page
+
+
+def test_a_tap_on_a_structures_name_opens_that_structures_card(live_server, demo, watch):
+    page = battle_page(live_server, demo, watch)
+    names = page.evaluate(NAMES)
+    assert len(names) >= 12, names
+    # The demo has names over a neighbour's tap shape: those went to the neighbour.
+    assert any(under != sid for *_, under, sid in names), names
+    for name, x, y, *_ in names:
+        with swapped(page, "#card"):
+            page.touchscreen.tap(x, y)
+        expect(page.locator("#card-title")).to_have_text(name)
+
+
+def test_a_tap_on_a_name_opens_its_card_without_javascript(live_server, demo, watch):
+    page = battle_page(live_server, demo, watch, javascript=False)
+    name, x, y, under, sid = next(n for n in page.evaluate(NAMES) if n[3] != n[4])
+    with page.expect_navigation():
+        page.mouse.click(x, y)
+    assert f"target={sid}" in page.url
+    expect(page.locator("#card-title")).to_have_text(name)
+
+
+def test_a_tap_on_a_units_dot_opens_the_card_of_the_structure_under_it(live_server, demo, watch):
+    """A dot in the open stands beside a building: a tap on it is meant for what is there, as the tap
+    beside it is. (A unit's own card is its row in the armies list; the dot says its name.)"""
+    page = battle_page(live_server, demo, watch)
+    dots = page.evaluate(DOTS)
+    assert dots, "some dot stands on a structure's tap shape"
+    for _, x, y, name in dots:
+        with swapped(page, "#card"):
+            page.touchscreen.tap(x, y)
+        expect(page.locator("#card-title")).to_have_text(name)

@@ -4,6 +4,7 @@ like a phone, 200 times; the mean wall and CPU time per attack, and the mean tim
 
     .venv/bin/python bench/profile_attack.py          # reuses redoubt_bench if bench_http.py made it
     .venv/bin/python bench/profile_attack.py --fresh  # drop, create, migrate and load the demo first
+    .venv/bin/python bench/profile_attack.py --db redoubt_x  # a database of one's own, not redoubt_bench
 
 Phases nest: `services.perform` includes `snapshot.lock_and_load` and the writes; the view's own phases
 (`load_board`, `updates_context`, rendering in `updates_response`) come after the commit.
@@ -61,7 +62,11 @@ def main(argv):
                         help="also print cProfile's N functions of most own time (not timed: cProfile slows it)")
     parser.add_argument("--sort", default="tottime", choices=["tottime", "cumulative"],
                         help="order of the cProfile list: own time (default) or time including callees")
+    parser.add_argument("--db", default=bench_http.DB_NAME,
+                        help=f"the database to use (default {bench_http.DB_NAME}, which bench_http.py recreates)")
     args = parser.parse_args(argv)
+    # Several people measuring on one machine each need their own: --fresh drops it.
+    bench_http.DB_NAME, bench_http.DATABASE_URL = args.db, f"postgres://postgres@127.0.0.1:5432/{args.db}"
 
     tmp = Path(tempfile.mkdtemp(prefix="redoubt-profile-"))
     (tmp / "bench_settings.py").write_text(

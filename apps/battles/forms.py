@@ -10,6 +10,8 @@ import uuid
 from dataclasses import dataclass
 
 from django import forms
+from django.utils.html import conditional_escape as esc
+from django.utils.safestring import mark_safe
 
 from apps import rules
 from apps.battles import services
@@ -603,6 +605,13 @@ class ActionForm(forms.Form):
         else:
             self.add_error(None, error.message)
 
+    def fields_html(self):
+        """Every visible input but the dice mode (drawn with the dice), each with its label, help,
+        warning and errors, as the attack form shows them. Drawn here rather than by a partial per
+        field: its lookups and tags were three quarters of the time the form took to draw, and the
+        form is redrawn with every attack's answer and every change of an input."""
+        return mark_safe("".join(_field_html(f) for f in self.visible_fields() if f.name != "dice_mode"))
+
     def has_problems(self):
         return bool(self.errors) or any(r.error for r in self.dice)
 
@@ -610,6 +619,32 @@ class ActionForm(forms.Form):
         """Every message the form shows, for the summary beside the button."""
         messages = [m for errors in self.errors.values() for m in errors]
         return messages + [r.error for r in self.dice if r.error] + ([self.dice_hint] if self.dice_error else [])
+
+
+CHOICE_GROUPS = ("radioselect", "checkboxselectmultiple")  # a fieldset with a legend, not a label
+
+
+def _field_html(field):
+    kind, errors, auto_id = field.widget_type, field.errors, field.auto_id
+    if kind in CHOICE_GROUPS:
+        described = field.aria_describedby
+        described = f' aria-describedby="{esc(described)}"' if described else ""
+        control = (f'\n    <fieldset class="choice-group"{described}><legend>{esc(field.label)}</legend>{esc(field)}'
+                   "</fieldset>\n  ")
+    else:
+        chosen = getattr(field.field, "chosen_in_full", "")
+        chosen = f'<p class="chosen-in-full">{esc(chosen)}</p>' if chosen else ""
+        control = f"\n    {esc(field.label_tag())}\n    {esc(field)}\n    {chosen}\n  "
+    help_text, warning = field.help_text, getattr(field.field, "warning", "")
+    return "".join((
+        f'\n<div class="field field-{esc(kind)}{" has-error" if errors else ""}" id="field-{esc(field.name)}">\n  ',
+        control, "\n  ",
+        f'<p class="help" id="{esc(auto_id)}_helptext">{esc(help_text)}</p>' if help_text else "", "\n  ",
+        f'<p class="field-warning" id="{esc(auto_id)}_warning">{esc(warning)}</p>' if warning else "", "\n  ",
+        f'<div id="{esc(auto_id)}_error">'
+        + "".join(f'<p class="field-error" role="alert">{esc(e)}</p>' for e in errors) + "</div>" if errors else "",
+        "\n</div>\n",
+    ))
 
 
 def _blank(choices, optional, label):

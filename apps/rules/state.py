@@ -20,11 +20,6 @@ FACINGS = ("front", "side", "rear")
 
 # ---------------------------------------------------------------------------- serialisation
 
-@cache
-def _hints(cls):
-    return typing.get_type_hints(cls)
-
-
 def to_jsonable(obj):
     if dataclasses.is_dataclass(obj):
         return obj.to_dict()
@@ -35,27 +30,53 @@ def to_jsonable(obj):
     return obj
 
 
-def _build(tp, data):
+@cache
+def _builder(tp):
+    """The function that builds a value of type `tp` from its JSON form, or None where the value is
+    kept as it is; the type is looked into once, not for every value of every record loaded (that
+    was two thirds of loading a battle's sequence, options and fortification sheets)."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        if data is None:
-            return None
         classes = [a for a in args if dataclasses.is_dataclass(a)]
-        if classes and isinstance(data, dict):
-            return classes[0].from_dict(data)
         tuples = [a for a in args if typing.get_origin(a) is tuple]
-        return _build(tuples[0], data) if tuples and isinstance(data, list) else data
+        if not classes and not tuples:
+            return None  # an optional plain value
+        record = classes[0] if classes else None
+        items = (_builder(tuples[0]) or tuple) if tuples else None
+
+        def union(data):
+            if data is None:
+                return None
+            if record is not None and isinstance(data, dict):
+                return record.from_dict(data)
+            return items(data) if items is not None and isinstance(data, list) else data
+        return union
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_build(args[0], v) for v in data)
-        return tuple(_build(a, v) for a, v in zip(args, data))
+            item = _builder(args[0])
+            return tuple if item is None else lambda data: tuple(item(v) for v in data)
+        parts = [_builder(a) or _same for a in args]
+        return lambda data: tuple(build(v) for build, v in zip(parts, data))
     if origin is dict:
-        return {k: _build(args[1], v) for k, v in data.items()}
+        value = _builder(args[1])
+        return (lambda data: dict(data.items())) if value is None else \
+            lambda data: {k: value(v) for k, v in data.items()}
     if dataclasses.is_dataclass(tp):
-        return tp.from_dict(data)
-    if tp is float and isinstance(data, int):
-        return float(data)
-    return data
+        return tp.from_dict
+    if tp is float:
+        return lambda data: float(data) if isinstance(data, int) else data
+    return None
+
+
+def _same(value):
+    return value
+
+
+@cache
+def _fields(cls):
+    """Each field's name and builder (`_builder`) of a record class."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, _builder(hints[f.name])) for f in dataclasses.fields(cls))
 
 
 class Record:
@@ -69,9 +90,8 @@ class Record:
 
     @classmethod
     def from_dict(cls, data):
-        hints = _hints(cls)
-        return cls(**{f.name: _build(hints[f.name], data[f.name])
-                      for f in dataclasses.fields(cls) if f.name in data})
+        return cls(**{name: data[name] if build is None else build(data[name])
+                      for name, build in _fields(cls) if name in data})
 
     def replace(self, **changes):
         return dataclasses.replace(self, **changes)

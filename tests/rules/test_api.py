@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from apps.rules import (ACTIONS, ActionRefused, BattleState, Effect, InputError, Outcome, OutcomeError, RandomDice,
-                        RulesError, ScriptedDice, UnusedDice, apply, available_actions, next_die,
-                        odds, resolve)
+from apps.rules import (ACTIONS, ActionRefused, BattleState, Effect, Fire, Floor, InputError, Outcome, OutcomeError,
+                        RandomDice, RulesError, ScriptedDice, SequenceState, StructureState, UnusedDice, apply,
+                        available_actions, next_die, odds, resolve)
 
 from . import cases
 from .builders import battle, building, fort, unit
@@ -107,6 +107,21 @@ def test_state_json_round_trip_keeps_the_sheet_shape():
     d = json.loads(json.dumps(state.to_dict()))
     assert d["structures"]["fort"]["sheet"]["locations"]["top"] == {"av": 75}
     assert BattleState.from_dict(d) == state
+
+
+def test_a_record_read_from_json_takes_its_fields_types_and_nothing_of_the_json():
+    """What from_dict makes of each field's type: a whole number where a float is due becomes one, a
+    list a tuple, a dict a new dict (changing the JSON after does not change the state), an optional
+    record None or the record, an unknown key is ignored."""
+    d = {"id": "s1", "kind": "building", "name": "House", "wall_material": "brick", "wall_ac": 5, "area": 36,
+         "floors": [{"level": 0, "openings": {"front": 2}}, {"level": 1, "unit": "u1"}], "fire": {"size": 4,
+         "started_turn": 2}, "crew": None, "house_rule": "kept out"}
+    s = StructureState.from_dict(d)
+    d["floors"][0]["openings"]["front"] = 9
+    assert s.area == 36.0 and isinstance(s.area, float) and s.fire == Fire(4.0, 2) and isinstance(s.fire.size, float)
+    assert s.floors == (Floor(0, None, {"front": 2}), Floor(1, "u1")) and s.crew is None
+    assert SequenceState.from_dict({"sides": ["B", "A"], "activated": ["u1"], "initiative": None}) == \
+        SequenceState(sides=("B", "A"), activated=("u1",))
 
 
 def test_odds_marginals_are_labelled():

@@ -10,7 +10,6 @@ import uuid
 from dataclasses import dataclass
 
 from django import forms
-from django.utils.html import conditional_escape as esc
 from django.utils.safestring import mark_safe
 
 from apps import rules
@@ -18,6 +17,7 @@ from apps.battles import services
 from apps.rules.dice import ordinal
 from apps.rules.lg import cannot_fire_from, rotary_hits
 from apps.rules.tables import DH_PINS_TO_ROUT
+from config.widgets import esc
 
 DICE_MODES = (("server", "Roll for me"), ("player", "I rolled"))
 # What "Attacking unit" means where naming it is optional.

@@ -18,16 +18,22 @@ NAMES = """() => Object.fromEntries(Array.from(document.querySelectorAll('#map .
 }))"""
 
 
-def test_a_sniper_leaving_its_foxhole_moves_the_next_foxholes_name_on_a_watching_phone(live_server, demo, watch):
-    """The demo's sniper team holds the centre foxhole; its badge keeps Foxhole east's name off the spot
-    it would take. The sniper walks out into the open (alice's move): bob's phone, watching, must draw
-    Foxhole east's name where a page opened afresh draws it, every name where that page has it."""
+def bob_watching_the_foxholes(live_server, demo, watch):
+    """Bob's phone open on the demo battle; Foxhole east's id, the sniper in the centre foxhole, bob's page
+    and the names as it first drew them."""
     east = f"s{Structure.objects.get(battle=demo, name='Foxhole east').pk}"
     sniper = Unit.objects.get(army__battle=demo, floor__structure__name="Foxhole centre")
     bob = watch("bob")
     sign_in(bob, live_server.url, "bob")
     bob.goto(live_server.url + reverse("battle", args=[demo.pk]))
-    before = bob.evaluate(NAMES)
+    return east, sniper, bob, bob.evaluate(NAMES)
+
+
+def test_a_sniper_leaving_its_foxhole_moves_the_next_foxholes_name_on_a_watching_phone(live_server, demo, watch):
+    """The demo's sniper team holds the centre foxhole; its badge keeps Foxhole east's name off the spot
+    it would take. The sniper walks out into the open (alice's move): bob's phone, watching, must draw
+    Foxhole east's name where a page opened afresh draws it, every name where that page has it."""
+    east, sniper, bob, before = bob_watching_the_foxholes(live_server, demo, watch)
     alice = sign_in(watch("alice"), live_server.url, "alice")
     services.perform(battle_id=demo.pk, user=sniper.army.owner, action="move",
                      inputs={"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
@@ -40,12 +46,7 @@ def test_an_undone_move_brings_the_next_foxholes_name_back_on_a_watching_phone(l
     """The sniper walks out, then the move is undone: bob's phone held the move, and redraws only what
     the undo took back (the foxholes, the units on the table), not the whole map, with every name where
     a page opened afresh has it: Foxhole east's back where it was before the move."""
-    east = f"s{Structure.objects.get(battle=demo, name='Foxhole east').pk}"
-    sniper = Unit.objects.get(army__battle=demo, floor__structure__name="Foxhole centre")
-    bob = watch("bob")
-    sign_in(bob, live_server.url, "bob")
-    bob.goto(live_server.url + reverse("battle", args=[demo.pk]))
-    before = bob.evaluate(NAMES)
+    east, sniper, bob, before = bob_watching_the_foxholes(live_server, demo, watch)
     services.perform(battle_id=demo.pk, user=sniper.army.owner, action="move",
                      inputs={"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
     bob.wait_for_function(f"() => (({NAMES})()['{east}'] || [])[2] !== {before[east][2]!r}", timeout=6_000)

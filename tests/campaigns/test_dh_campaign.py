@@ -389,6 +389,22 @@ def test_a_rejoined_sections_line_says_how_many_went_back_in_not_a_strength_it_n
     assert row[1:] == ["6 of 7 went back in", "1"]
 
 
+def walked_out_at_one_of_two_open_tables(client, olga, campaign):
+    """Session 1 played; sessions 2 and 3 open at once (the campaign allows it), both started; at session 2's
+    table the pit's nine walk out as one section. Returns the two battles."""
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    first_session = campaign.battles.get(session_number=1)
+    start(client, olga, first_session)
+    finish(client, olga, first_session)
+    for _ in range(2):
+        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
+    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
+    for battle in (one, two):
+        start(client, olga, battle)
+    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    return one, two
+
+
 @pytest.mark.parametrize("first", ["walked out", "fired at"])
 def test_a_crew_that_walked_out_at_one_table_takes_the_other_tables_losses_among_it(client, winter, first):
     """Two sessions open at once (the campaign allows it). At table 1 the pit's nine walk out as one
@@ -396,16 +412,7 @@ def test_a_crew_that_walked_out_at_one_table_takes_the_other_tables_losses_among
     them are on the roster: the three dead come off the section that walked out, and count in the tally.
     They came off nothing (a crew's men never go below none), and the campaign had nine alive."""
     campaign, olga = winter
-    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
-    first_session = campaign.battles.get(session_number=1)
-    start(client, olga, first_session)
-    finish(client, olga, first_session)
-    for number in (2, 3):
-        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
-    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
-    for battle in (one, two):
-        start(client, olga, battle)
-    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    one, two = walked_out_at_one_of_two_open_tables(client, olga, campaign)
     act(client, olga, two, action="dh_crew_casualties", structure=f"s{Structure.objects.get(battle=two, name=PIT).pk}",
         casualties="3", guts_passed="yes")
     first_done, last_done = (one, two) if first == "walked out" else (two, one)
@@ -460,16 +467,7 @@ def test_a_section_the_other_tables_losses_wipe_out_holds_no_floor(client, winte
     """The nine who walked out at table 1 took cover in the farmhouse's upper floor; at table 2 all nine
     fell in the pit. The section is destroyed on the roster, and the dead hold no floor next session."""
     campaign, olga = winter
-    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
-    first_session = campaign.battles.get(session_number=1)
-    start(client, olga, first_session)
-    finish(client, olga, first_session)
-    for number in (2, 3):
-        signed(client, olga).post(reverse("campaign_session_start", args=[campaign.pk]), {"weather": "clear"})
-    one, two = campaign.battles.get(session_number=2), campaign.battles.get(session_number=3)
-    for battle in (one, two):
-        start(client, olga, battle)
-    act(client, olga, one, action="dh_leave", structure=f"s{Structure.objects.get(battle=one, name=PIT).pk}")
+    one, two = walked_out_at_one_of_two_open_tables(client, olga, campaign)
     section = Unit.objects.get(army__battle=one, name=f"{PIT} crew 1")
     farm = Structure.objects.get(battle=one, name="Stone farmhouse")
     act(client, olga, one, action="move", unit=f"u{section.pk}", structure=f"s{farm.pk}", floor="1")

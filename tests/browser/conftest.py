@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import Error as PlaywrightError
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
 PASSWORD = "redoubt-demo"
@@ -77,6 +78,15 @@ def watch(browser):
     open_phone.problems = problems
     yield open_phone
     for context in contexts:
+        for page in context.pages:
+            # Nothing of the page may still be on its way when the test database is emptied: a request the
+            # live server is still answering holds row locks, and the flush's TRUNCATE and it waited on each
+            # other (PostgreSQL's "deadlock detected" at teardown, now and then). Stop the poll, then wait.
+            try:
+                page.evaluate("() => { const poller = document.getElementById('poller'); if (poller) poller.remove(); }")
+                page.wait_for_function(QUIET, timeout=5_000)
+            except PlaywrightError:  # a page without scripts has no requests of its own in flight
+                pass
         context.close()
     assert not problems.items, "\n".join(problems.items)
 

@@ -784,6 +784,7 @@ def test_what_is_typed_in_the_turns_panel_stays_when_another_phone_acts(live_ser
     page.fill("#finish-result", "The barn burned")
     page.locator("#turns details.own-dice summary").last.click()
     page.locator("#dice-end_turn").fill("4")
+    page.locator("#finish-result").focus()
     sniper = Unit.objects.get(army__battle=demo, floor__structure__name="Foxhole centre")
     before = newest_seq(demo)
     with swapped(page, "#turns"):
@@ -793,6 +794,7 @@ def test_what_is_typed_in_the_turns_panel_stays_when_another_phone_acts(live_ser
     expect(page.locator("#finish-battle")).to_have_attribute("open", "")
     expect(page.locator('#finish-battle input[name="winner"][value="B"]')).to_be_checked()
     expect(page.locator("#finish-result")).to_have_value("The barn burned")
+    expect(page.locator("#finish-result")).to_be_focused()  # the player typing there keeps typing there
     expect(page.locator("#dice-end_turn")).to_be_visible()
     expect(page.locator("#dice-end_turn")).to_have_value("4")
     # Its own answer is the panel as it now stands: End turn with those dice leaves no dice typed.

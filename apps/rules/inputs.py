@@ -47,7 +47,8 @@ class Field:
     # form offers that floor alone (the rule refuses another).
     floor_of: str | None = None
     # A "units" field that can only hold units ticked in the "units" field it names (of the pieces caught,
-    # those eliminated): the form offers those alone, not every piece on the table (the rule refuses others).
+    # those eliminated): the form offers those alone, not every piece on the table, and `parse` refuses
+    # others. That field must come first in the spec.
     among: str | None = None
 
     def to_dict(self):
@@ -180,6 +181,12 @@ def _convert(f, value, state, ruleset, done):
         units = [_unit(f, state, v) for v in _list(value)]
         if len({u.id for u in units}) != len(units):
             raise InputError(f.name, value, f"{f.label}: a unit is listed twice")
+        if f.among:
+            pool = {u.id for u in done.get(f.among) or ()}
+            stray = [u for u in units if u.id not in pool]
+            if stray:
+                raise InputError(f.name, [u.id for u in stray], f"{f.label}: {', '.join(u.label for u in stray)} "
+                                                                f"{'is' if len(stray) == 1 else 'are'} not among them")
         return tuple(units)
     if t == "structure":
         s = state.structures.get(str(value))

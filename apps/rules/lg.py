@@ -304,9 +304,6 @@ def resolve_lg_detect(state, inp, dice):
 )
 def resolve_lg_blast(state, inp, dice):
     w, caught, dead = inp["weapon"], inp["caught"], inp["eliminated"]
-    stray = [u.id for u in dead if u not in caught]
-    if stray:
-        raise InputError("eliminated", stray, "eliminated pieces must be among those caught")
     effects = [Effect("unit_destroyed", u.id, ref=w.key) for u in dead]
     if w.weapon_type in tables.BLAST_WARHEADS:
         # Vehicles shrug the blast off; a piece that already acted has nothing left to lose this turn.
@@ -332,9 +329,6 @@ def resolve_lg_blast(state, inp, dice):
 def resolve_lg_fire_casualties(state, inp, dice):
     # Not refused once the fire is out: a collapse in the same upkeep puts it out after it attacked.
     s, caught, dead = inp["structure"], inp["caught"], inp["eliminated"]
-    stray = [u.id for u in dead if u not in caught]
-    if stray:
-        raise InputError("eliminated", stray, "eliminated pieces must be among those the fire attacked")
     # A fire is no blast warhead (seed 004, LG-63): whoever survives it is not incapacitated.
     names = ", ".join(u.label for u in dead) or "nobody"
     return [Effect("unit_destroyed", u.id, ref=s.id) for u in dead], \

@@ -141,3 +141,15 @@ def test_odds_marginals_are_labelled():
     tied = [b for b in ("PH result ≤2", "PH result 3–4", "PH result 5–6", "PH result 7–8", "PH result 9–10")
             if b in same]
     assert same == tied
+
+
+def test_a_field_drawing_from_another_names_a_units_field_before_it():
+    """`parse` reads a spec's fields in order: an `among` field checks against the one it names, which must
+    already be read (else every unit would be refused as not among none)."""
+    from apps.rules import ACTIONS
+
+    for spec in ACTIONS.values():
+        for i, f in enumerate(spec.fields):
+            if f.among:
+                earlier = {g.name: g.type for g in spec.fields[:i]}
+                assert (f.type, earlier.get(f.among)) == ("units", "units"), (spec.key, f.name)

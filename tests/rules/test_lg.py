@@ -294,7 +294,7 @@ def test_the_players_enter_who_a_fire_eliminated():
     with pytest.raises(InputError) as err:
         resolve("lg_fire_casualties", state, {"structure": "barn", "caught": "t1", "eliminated": "t3"},
                 ScriptedDice([]))
-    assert err.value.field == "eliminated"
+    assert (err.value.field, err.value.message) == ("eliminated", "Of those, eliminated: t3 is not among them")
 
 
 # -------------------------------------------------------------- seed 000: troops inside
@@ -514,6 +514,11 @@ def test_blast_incapacitates_survivors_on_foot():
     assert [(e.type, e.target) for e in out.effects] == [("unit_destroyed", "t2"), ("incapacitated", "t1")]
     laser = resolve("lg_blast", state, {"weapon": "laser_rifle", "caught": "t1"}, ScriptedDice([]))
     assert laser.effects == ()
+    # Eliminated only among those caught (Field.among): the others are refused at the field, nothing done.
+    with pytest.raises(InputError) as err:
+        resolve("lg_blast", state, {"weapon": "he_shell", "caught": "t1", "eliminated": "t1,t2,tank"}, ScriptedDice([]))
+    assert (err.value.field, err.value.value, err.value.message) == (
+        "eliminated", ["t2", "tank"], "Of those, eliminated: t2, tank are not among them")
 
 
 def test_a_weapon_without_a_blast_records_its_eliminations_without_an_incapacitation_count():

@@ -44,21 +44,28 @@ def team_holds(state):
             f"{'them' if len(team) > 1 else 'it'} or says “Team done” first")
 
 
+def activations(state):
+    """This turn's activations in order, each the ids of the pieces it activated: one piece, or a fireteam
+    activated together (`SequenceState.starts`). The pieces of a turn begun before activations were
+    recorded apart have no start: those are grouped as they were then, a run of one side's fireteam as one."""
+    seq = state.sequence
+    cuts = []
+    for i, uid in enumerate(seq.activated[:seq.starts[0] if seq.starts else None]):
+        u, prev = state.units.get(uid), state.units.get(seq.activated[i - 1]) if i else None
+        if not (u and prev and u.fireteam and (u.side, u.fireteam) == (prev.side, prev.fireteam)):
+            cuts.append(i)
+    cuts = sorted(set(cuts) | set(seq.starts))
+    return [seq.activated[a:b] for a, b in zip(cuts, cuts[1:] + [len(seq.activated)])]
+
+
 def moving_now(state, side):
     """The pieces of `side` whose activation is its latest this turn: the piece it activated last, or the
-    members of the fireteam it activated together last (the trailing run of one fireteam)."""
-    mine = [state.units[x] for x in state.sequence.activated if x in state.units and state.units[x].side == side]
-    if not mine:
-        return []
-    last = mine[-1]
-    if not last.fireteam:
-        return [last]
-    run = []
-    for u in reversed(mine):
-        if u.fireteam != last.fireteam:
-            break
-        run.append(u)
-    return run
+    members of the fireteam it activated together last."""
+    for ids in reversed(activations(state)):
+        mine = [state.units[x] for x in ids if x in state.units and state.units[x].side == side]
+        if mine:
+            return mine
+    return []
 
 
 def cannot_move(state, u):

@@ -264,9 +264,13 @@ def _activated(w, e):
     w.set_unit(u, acted=True)
     # A fireteam activated together may fire in that initiative (seed 002, Fireteam Initiative 2); any other
     # activation, the other side's or another team's, ends it.
-    team = tuple(t for t in w.sequence.team if w.units[t].side == u.side and w.units[t].fireteam == u.fireteam)
-    team = team + (u.id,) if e.note.startswith("fireteam ") else ()
-    _seq(w, activated=w.sequence.activated + (u.id,), pass_streak=0, team=team)
+    seq = w.sequence
+    joined = tuple(t for t in seq.team if w.units[t].side == u.side and w.units[t].fireteam == u.fireteam)
+    together = e.note.startswith("fireteam ")
+    team = joined + (u.id,) if together else ()
+    # A member joining the team activated with it is that activation; anyone else begins a new one.
+    starts = seq.starts if together and joined else seq.starts + (len(seq.activated),)
+    _seq(w, activated=seq.activated + (u.id,), starts=starts, pass_streak=0, team=team)
 
 
 def _fireteam_fires(w, e):

@@ -379,6 +379,9 @@ class SequenceState(Record):
     rolled: bool = False
     pass_streak: int = 0
     activated: tuple[str, ...] = ()
+    # Where each of this turn's activations begins in `activated`: one piece's, or a fireteam's activated
+    # together. Two activations of one fireteam's members in a row are two, and only the latest moves.
+    starts: tuple[int, ...] = ()
     pending_morale: tuple[str, ...] = ()
     events: tuple[EventRecord, ...] = ()
     # Fireteam initiative (seed 002): the members of the fireteam just activated together that have not

@@ -363,3 +363,23 @@ def test_between_turns_nobody_moves():
     state = game().replace(turn=2, upkeep_turn=1)
     with pytest.raises(ActionRefused, match="nobody has it yet: run the start-of-turn upkeep for turn 2"):
         play(state, "move", {"unit": "a1", "x": "3", "y": "4"})
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["a2 alone", "a2 with its fireteam"])
+def test_two_activations_of_one_fireteam_in_a_row_are_two_activations(together):
+    """`moving_now` took the trailing run of one fireteam among a side's activations for one activation: a1
+    activated alone, then its teammate a2 (alone, or its fireteam together, which by then is a2 alone), and
+    a1 could be moved again, though side A had selected another piece since (seed 002, 2d)."""
+    state, _ = play(game(fireteams=True), "lg_initiative", dice=[1, 2])  # side A wins
+    state, _ = play(state, "lg_activate", {"unit": "a1"})
+    state, _ = play(state, "lg_activate", {"unit": "b1"})
+    state, _ = play(state, "lg_activate", {"unit": "a2", "fireteam": "yes" if together else "no"})
+    assert play(state, "move", {"unit": "a2", "x": "3", "y": "4"})[1].effects
+    if together:
+        state, _ = play(state, "lg_team_done")
+        assert play(state, "move", {"unit": "a2", "x": "3", "y": "4"})[1].effects
+    with pytest.raises(ActionRefused, match="a1 has had its initiative this turn, and side A has activated "
+                                            "another piece since") as err:
+        play(state, "move", {"unit": "a1", "x": "3", "y": "4"})
+    assert err.value.field == "unit"
+

@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 
 from apps import rules
 from apps.battles import services
+from apps.campaigns import permissions
 from apps.rules.dice import ordinal
 from apps.rules.lg import cannot_fire_from, rotary_hits
 from apps.rules.tables import DH_PINS_TO_ROUT
@@ -29,9 +30,11 @@ MAX_DICE = 100  # a 10D10 blast and a few more; nothing needs more
 SUBFIELD = "__"  # unit_hits fields are split into one number per unit: hits__u7, hits__building
 
 
-def form_actions(ruleset):
-    """The actions the attack form offers: everything the ruleset has but the turn buttons' own."""
-    return [s for s in rules.available_actions(ruleset) if s.key not in services.TURN_ACTIONS]
+def form_actions(ruleset, organiser=True):
+    """The actions the attack form offers: everything the ruleset has but the turn buttons' own, and to a
+    player not the organisers' own (`permissions.ORGANISERS_ONLY`)."""
+    return [s for s in rules.available_actions(ruleset) if s.key not in services.TURN_ACTIONS
+            and (organiser or s.key not in permissions.ORGANISERS_ONLY)]
 
 
 def client_token(value):
@@ -177,16 +180,18 @@ class ActionForm(forms.Form):
 
     use_required_attribute = False  # the rules say what is missing, in their words
 
-    def __init__(self, data, *, battle, state, sides, submitted=False):
+    def __init__(self, data, *, battle, state, sides, organiser=False, submitted=False):
         self.battle, self.state, self.sides = battle, state, frozenset(sides)
         # A weapon chosen that the unit cannot use for this action (the unit or the action changed
         # since) gives way to the unit's one weapon that can while the player is still choosing; a
         # form submitted with it keeps it, beside the rule's reason.
         self.keep_invalid = submitted
-        actions = form_actions(battle.ruleset)
+        actions = form_actions(battle.ruleset, organiser)
         data = data.copy()
         key = data.get("action") or actions[0].key if actions else ""
-        self.spec = rules.ACTIONS.get(key) if key in {a.key for a in actions} else None
+        # An organisers' action sent by a player (a form kept from before their role changed) is drawn with
+        # its fields, so services' refusal stands beside the piece chosen.
+        self.spec = next((a for a in form_actions(battle.ruleset) if a.key == key), None)
         data["action"] = key
         data["dice_mode"] = data.get("dice_mode") if data.get("dice_mode") in dict(DICE_MODES) else "server"
         data["client_token"] = client_token(data.get("client_token"))
@@ -198,7 +203,8 @@ class ActionForm(forms.Form):
         data["drawn_for"] = key
         super().__init__(data, label_suffix="")
         self.fields["action"].choices = [(a.key, a.label) for a in actions] + (
-            [] if self.spec is not None or not key else [(key, f"{key} (not an action of this battle)")])
+            [] if self.spec in actions or not key else
+            [(key, self.spec.label if self.spec else f"{key} (not an action of this battle)")])
         self.dice = []
         self.dice_hint = ""
         self.dice_error = False
@@ -460,8 +466,8 @@ class ActionForm(forms.Form):
                 continue
             done = tracked and action not in services.USES_NO_ACTION and (u.acted or u.id in seq.activated) \
                 and not (u.id in seq.team and action in services.ATTACKS)  # its fireteam's initiative
-            # A morale check is not moving or firing: an incapacitated piece still makes its own.
-            stunned = action not in services.FOLLOW_UPS and u.incapacitated and action != "lg_morale"
+            # A morale check and a correction are not moving or firing: an incapacitated piece still has them.
+            stunned = u.incapacitated and action not in services.FOLLOW_UPS | services.NOT_MOVING_OR_FIRING
             if not (done or stunned):
                 choices.append(unit_choice(self.state, u, "routed" if self._routed(u) else ""))
             elif u.id == current:

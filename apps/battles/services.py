@@ -30,10 +30,12 @@ ATTACKER_OPTIONAL = {"ba_indirect", "ba_barrage", "ba_damage"}
 # Follow-ups of an attack already logged: the unit named fired then, so this needs and uses no action.
 FOLLOW_UPS = {"ba_damage"}
 # Actions a unit makes whether or not it has acted this turn: they neither need nor use its action.
-USES_NO_ACTION = FOLLOW_UPS | {"move", "lg_morale"}
+USES_NO_ACTION = FOLLOW_UPS | {"move", "lg_morale", "correct_position"}
+# Neither moving nor firing: a piece a blast incapacitated still makes its morale check, and is put right.
+NOT_MOVING_OR_FIRING = {"lg_morale", "correct_position"}
 # Actions whose own input names the unit that acts.
 UNIT_ACTIONS = {"ba_tank_ram": "tank", "lg_fire_through": "unit", "lg_activate": "unit", "lg_morale": "unit",
-                "move": "unit"}
+                "move": "unit", "correct_position": "unit"}
 # Unit fields that name the other side's piece, never the player's own: the piece that fired, to detect;
 # the unit a Bolt Action shell, bomb or flame is aimed at (the core rules target enemy units).
 # LaserGrenadiers fire into a structure hits "enemy troops" inside (seed 000), a list of them.
@@ -59,12 +61,6 @@ class Prepared:
     attacker: str | None
 
 
-def _army_side_ids(snapshot, user):
-    """Sides whose army the user commands here (organisers command both)."""
-    role = permissions.role_in(user, snapshot.battle.club_id)
-    return permissions.sides_commanded(user.pk, role, snapshot.armies.values())
-
-
 def prepare(snapshot, user, action, inputs, attacker=None):
     """Check who may do what before any die is rolled; raise a RulesError naming the field."""
     spec = rules.spec(action)
@@ -73,9 +69,16 @@ def prepare(snapshot, user, action, inputs, attacker=None):
     state = snapshot.state
     inputs = {k: v for k, v in (inputs or {}).items() if v not in (None, "")}
     _finite_numbers(spec, inputs)
-    mine = _army_side_ids(snapshot, user)
+    role = permissions.role_in(user, snapshot.battle.club_id)
+    mine = permissions.sides_commanded(user.pk, role, snapshot.armies.values())  # organisers command both
     if not mine:
         raise ActionRefused("action", action, "only the players of this battle and the club's organisers may act")
+    if not permissions.may_take_action(role, action):
+        # The correction is the one such action: said beside the piece chosen, with what moves a player's own.
+        raise InputError("unit", inputs.get("unit"),
+                         "Only the club's organisers correct a piece's position: it puts a piece where it stands "
+                         "outside any activation, and nothing changed. Record your own piece's move with “Move a "
+                         "unit”")
     pre, side = (), None
 
     attacker = str(attacker).strip() if attacker not in (None, "") else None
@@ -93,7 +96,7 @@ def prepare(snapshot, user, action, inputs, attacker=None):
         if unit.destroyed:
             raise InputError("attacker", attacker, f"{unit.label} has been destroyed")
         # Moving and firing; a morale check is neither, and an incapacitated piece still makes its own.
-        if unit.incapacitated and action != "lg_morale":
+        if unit.incapacitated and action not in NOT_MOVING_OR_FIRING:
             raise InputError("attacker", attacker, rules.INCAPACITATED.format(unit.label))
         side = unit.side
         stuck = lg_cannot_fire_from(state, unit, action) if snapshot.battle.ruleset == "lg" else None
@@ -141,7 +144,7 @@ def prepare(snapshot, user, action, inputs, attacker=None):
             if piece is not None and piece.side in mine:
                 raise InputError(ENEMY_PIECE[action], piece.id, f"{piece.label} is your own piece: choose one of "
                                                                 "the other side's")
-    if action == "move":
+    if action in ("move", "correct_position"):
         _on_the_table(snapshot.battle, inputs)
     # Weapons must come from this battle's catalogue, never the rules' built-in examples.
     if "weapon" in inputs and str(inputs["weapon"]) not in state.weapons:

@@ -1299,7 +1299,7 @@ def attack_form(request, battle, board, viewer, data, *, error=None, odds=True, 
     if not viewer.plays:
         return None
     form = battle_forms.ActionForm(data, battle=battle, state=board.snapshot.state, sides=viewer.sides,
-                                   submitted=error is not None)
+                                   organiser=viewer.organiser, submitted=error is not None)
     ask = dict(battle=battle, user=request.user, action=form.data["action"], inputs=form.inputs(),
                attacker=form.attacker() or form.data.get(form.acting_field or "", "") or None)
     if form.player_dice:

@@ -183,6 +183,17 @@ def sides_commanded(user_id, role, armies):
     return frozenset(a.side for a in armies if a.owner_id is not None and a.owner_id == user_id)
 
 
+# Putting the table's record right, not acting for a side: a piece placed wrong or knocked over is set where it
+# stands outside any activation, which a player could use to move their own pieces out of turn.
+ORGANISERS_ONLY = frozenset({"correct_position"})
+
+
+def may_take_action(role, action):
+    """Whether a member who commands a side here may take this battle action: organisers any, players all
+    but the organisers' own."""
+    return role == Role.ORGANISER or action not in ORGANISERS_ONLY
+
+
 # Rolls that decide who goes first: a player who could undo one could roll it again until it suits.
 REROLL_ONLY_BY_ORGANISERS = frozenset({"lg_initiative"})
 

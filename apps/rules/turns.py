@@ -100,7 +100,7 @@ def resolve_upkeep(state, inp, dice):
     rolls=False,
 )
 def resolve_move(state, inp, dice):
-    u, s, level = inp["unit"], inp["structure"], inp["floor"]
+    u = inp["unit"]
     if u.destroyed:
         refuse("unit", u.id, f"{u.label} has been destroyed")
     why = lg_sequence.cannot_move(state, u) if state.options.ruleset == "lg" else ""
@@ -111,6 +111,17 @@ def resolve_move(state, inp, dice):
         # Artillery only ever stands in a building from the set-up (BA-1), and then for good.
         refuse("unit", u.id, f"{u.label} is artillery set up in {inside.label}: it cannot move for the rest of the "
                              "game (BA-6, BA-50)")
+    effects, where = _placed(state, u, inp, moving=True)
+    return effects, f"{u.label} moves {where}"
+
+
+def _placed(state, u, inp, *, moving):
+    """Where `u` is put, as effects and the words for it ("into House, ground floor", "to 3″, 4″, out of
+    Barn"): a floor of a structure it may stand in, or a spot on the table. Refused, naming the field,
+    where nobody can stand. `moving`: the piece walks there, so what a move does on arrival applies too (a
+    routed unit goes into no fortification; a section back in its own rejoins its crew); an organiser's
+    correction only sets it where it stands."""
+    s, level = inp["structure"], inp["floor"]
     if s is None:
         if inp["x"] is None or inp["y"] is None:
             # "…is required", as a missing input says it: the form waits for it before calling it a mistake.
@@ -118,7 +129,7 @@ def resolve_move(state, inp, dice):
                                       "one of them is required")
         x, y = inp["x"], inp["y"]
         left = f", out of {state.structures[u.structure].label}" if u.structure in state.structures else ""
-        return [Effect("moved", u.id, note=f"{x:g},{y:g}")], f"{u.label} moves to {x:g}″, {y:g}″{left}"
+        return [Effect("moved", u.id, note=f"{x:g},{y:g}")], f"to {x:g}″, {y:g}″{left}"
     if u.kind == "vehicle":
         refuse("unit", u.id, f"{u.label} is a vehicle: it does not go into structures (a heavy tank drives into "
                              "a building with its own action)")
@@ -130,19 +141,18 @@ def resolve_move(state, inp, dice):
     if crew is not None and crew.side and crew.side != u.side and crew.men and not crew.routed:
         refuse("structure", s.id, f"{s.label}'s crew (side {crew.side}) holds it: it is taken by assault, "
                                   "not walked into")
-    if state.options.ruleset == "dh" and (crew is not None or s.sheet is not None) \
+    if moving and state.options.ruleset == "dh" and (crew is not None or s.sheet is not None) \
             and u.pins >= tables.DH_PINS_TO_ROUT:
         # Seed 003's rout drives a crew out ("forced to leave because of Routs"): a routed unit walking in,
         # least of all back into its own crew, which keeps only its own pins, would undo the rout.
         refuse("structure", s.id, f"{u.label} has routed (3 pins): a routed unit routs away and goes into no "
                                   f"fortification, so it cannot go into {s.label} (seed 003, DH-6)")
-    if (u.crew_of == s.id and crew is not None and crew.side == u.side and not u.rejoined
+    if (moving and u.crew_of == s.id and crew is not None and crew.side == u.side and not u.rejoined
             and 0 < u.models <= crew.left):
         # Back into the fortification it walked out of: the section is its crew again (its men, not a
         # unit holding a floor), so crew casualties and the crew line count them.
         return [Effect("rejoins", u.id, u.models, ref=s.id)], \
-            f"{u.label} moves back into {s.label} and rejoins its crew: {u.models} men, the crew now " \
-            f"{crew.men + u.models}"
+            f"back into {s.label} and rejoins its crew: {u.models} men, the crew now {crew.men + u.models}"
     if level is None:
         if len(s.floors) > 1:
             refuse("floor", None, f"Choose the floor of {s.label}")
@@ -155,4 +165,40 @@ def resolve_move(state, inp, dice):
     if floor.unit is not None and floor.unit != u.id:
         holder = state.units[floor.unit].label if floor.unit in state.units else floor.unit
         refuse("floor", level, f"{holder} holds {floor.the_label} of {s.label}: one unit per floor")
-    return [Effect("moved", u.id, floor=level, ref=s.id)], f"{u.label} moves into {s.label}, {floor.label}"
+    return [Effect("moved", u.id, floor=level, ref=s.id)], f"into {s.label}, {floor.label}"
+
+
+def _where(state, u):
+    """Where a piece stands, for the log: "in House, ground floor", "at 3″, 4″"."""
+    s = state.structures.get(u.structure)
+    if s is not None:
+        return f"in {s.label}" + (f", {s.floor(u.floor).label}" if u.floor is not None else "")
+    return f"at {u.position[0]:g}″, {u.position[1]:g}″" if u.position else "off the table"
+
+
+@action(
+    "correct_position", "any", "Correct a piece's position (organisers)",
+    Field("unit", "unit", "Piece to put right"),
+    Field("structure", "structure", "Into", required=False,
+          help="A structure and its floor; or leave this empty and give the spot on the table"),
+    Field("floor", "floor", "Floor", required=False),
+    Field("x", "float", "Or to x (inches from the left edge)", required=False, min=0, max=1000),
+    Field("y", "float", "and y (inches from the top edge)", required=False, min=0, max=1000),
+    source="seed 002_036456bcf1519ecb.txt 1a, 2d (LG-37, LG-38: a move belongs to an activation) and seed "
+           "001_be57f31e19ce4039.txt 'Buildings' (BA-2: one unit per floor): no seed puts a misplaced piece "
+           "right; this is not a move but the record put right (docs/rules.md, “An organiser corrects a position”)",
+    help="Organisers only: puts a piece where it really stands, outside any activation. Not a move: it uses "
+         "no initiative or order and marks nothing; the log says it was a correction",
+    rolls=False,
+)
+def resolve_correct_position(state, inp, dice):
+    u = inp["unit"]
+    if inp["structure"] is None and inp["x"] is not None and inp["y"] is not None and u.structure is None \
+            and u.position == (inp["x"], inp["y"]):
+        refuse("x", inp["x"], f"{u.label} stands at {inp['x']:g}″, {inp['y']:g}″ already: nothing to correct")
+    effects, _ = _placed(state, u, inp, moving=False)
+    put = effects[0]
+    now = f"{state.structures[put.ref].label}, {state.structures[put.ref].floor(put.floor).label}" if put.ref \
+        else f"{inp['x']:g}″, {inp['y']:g}″"
+    used = "no initiative used" if state.options.ruleset == "lg" else "no action used"
+    return effects, f"Organiser corrected {u.label}'s position to {now} (it was {_where(state, u)}) — not a move: {used}"

@@ -38,6 +38,7 @@ BOOKKEEPING = {
     "lg_pass": lambda: (holding_initiative(), {}),
     "lg_team_done": lambda: (holding_initiative().replace(sequence=SequenceState(initiative="A", rolled=True,
                                                                                  team=("t1",))), {}),
+    "correct_position": lambda: (battle("lg", [], [unit("t1", models=1)]), {"unit": "t1", "x": 3, "y": 4}),
     "move": lambda: (battle("ba", [building("house", 2)], [unit("sq")]), {"unit": "sq", "structure": "house",
                                                                           "floor": 1}),
 }

@@ -215,6 +215,42 @@
     var focus = active && form.contains(active) && active.classList.contains("die-input") ? active.name : null;
     typed = { values: values, focus: focus };
   });
+  // A poll that brings another phone's change has the form ask again (battle-changed), and mostly
+  // nothing the form offers changed. Swapped in all the same, the new form took away the select whose
+  // picker the player had open, and as the focused field went, the page jumped away from what they were
+  // reading further down. An answer that draws the form and its card as they stand is left out. (The
+  // CSRF input is masked anew each time it is drawn, to the same secret.)
+  function drawing(el) {
+    var copy = el.cloneNode(true);
+    copy.removeAttribute("hx-swap-oob");
+    Array.prototype.forEach.call(copy.querySelectorAll("noscript"), function (n) { n.remove(); });
+    Array.prototype.forEach.call(copy.querySelectorAll('input[name="csrfmiddlewaretoken"]'), function (input) {
+      input.removeAttribute("value");
+    });
+    // Where the focus went when it was drawn: this answer moves it nowhere.
+    Array.prototype.forEach.call(copy.querySelectorAll("[autofocus]"), function (n) { n.removeAttribute("autofocus"); });
+    Array.prototype.forEach.call(copy.querySelectorAll("[class]"), function (n) {
+      n.setAttribute("class", n.getAttribute("class").replace(/\bhtmx-\S+/g, "").trim());
+    });
+    return copy.outerHTML;
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var config = event.detail.requestConfig;
+    var trigger = config && config.triggeringEvent;
+    var text = event.detail.serverResponse;
+    if (!config || !config.elt || config.elt.id !== "attack-panel" || !trigger || trigger.type !== "battle-changed" ||
+        typeof text !== "string") return;
+    var answer = document.createElement("template");
+    answer.innerHTML = text;
+    var unchanged = ["attack-form", "card"].every(function (id) {
+      var now = document.getElementById(id);
+      var next = answer.content.getElementById(id);
+      return id === "card" && !next || !!(now && next && drawing(now) === drawing(next));
+    });
+    if (!unchanged) return;
+    event.detail.shouldSwap = false;
+    typed = null;
+  });
   document.addEventListener("htmx:afterSwap", function () {
     var form = document.getElementById("attack-form");
     if (!typed || !form || !form.elements) return;

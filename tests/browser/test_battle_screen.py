@@ -826,6 +826,34 @@ KEEP = "sels => sels.forEach(s => { document.querySelector(s).redoubtKept = true
 KEPT = "sels => sels.filter(s => !(document.querySelector(s) || {}).redoubtKept)"
 
 
+def test_the_attack_form_a_player_is_choosing_in_stays_put_when_another_phone_acts(live_server, demo, watch):
+    """Another phone's change has the attack form ask again, and mostly nothing in it changes; it was swapped
+    in anew all the same. The select whose picker the player had open went with the old form (no picker can
+    be seen headless; that the select is still the same element can), and as the focused select went, the
+    page jumped some 1,500 px away from the log the player had scrolled down to read."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    with swapped(alice, "#card", "#attack-form"):
+        alice.locator(f'#map [data-structure="{sid}"]').tap()
+    aim_the_field_gun(alice, units, shell, own_dice=True)
+    die(alice, 0, 4)
+    alice.locator("#id_weapon").focus()
+    alice.locator("#log-title").scroll_into_view_if_needed()
+    reading = alice.locator("#log-title").bounding_box()["y"]
+    alice.evaluate(KEEP, ["#id_weapon", "#id_target", "#card"])
+    sniper = foxhole_sniper(demo)
+    another_phone_acts(alice, demo, sniper.army.owner, "move", {"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
+    assert alice.evaluate(KEPT, ["#id_weapon", "#id_target", "#card"]) == []
+    expect(alice.locator("#id_weapon")).to_be_focused()
+    expect(alice.locator("#id_weapon")).to_have_value(shell)
+    expect(alice.locator("#id_dice_0")).to_have_value("4")
+    expect(alice.locator('#id_hit input[value="yes"]')).to_be_checked()
+    expect(alice.locator('#id_dice_mode input[value="player"]')).to_be_checked()
+    # Still reading the log where they were (a new entry and a line of the turns panel may shift it a little).
+    assert abs(alice.locator("#log-title").bounding_box()["y"] - reading) < 40
+
+
 def test_the_turns_panel_and_header_a_player_is_using_stay_put_when_another_phone_acts(live_server, demo, watch):
     """Another phone's change redraws the turns panel and the header. The piece chosen to activate and the
     ticked fireteam box were put back, but in a new select (an open picker closed) and a new box (the focus

@@ -215,6 +215,42 @@
     var focus = active && form.contains(active) && active.classList.contains("die-input") ? active.name : null;
     typed = { values: values, focus: focus };
   });
+  // A poll that brings another phone's change has the form ask again (battle-changed), and mostly
+  // nothing the form offers changed. Swapped in all the same, the new form took away the select whose
+  // picker the player had open, and as the focused field went, the page jumped away from what they were
+  // reading further down. An answer that draws the form and its card as they stand is left out. (The
+  // CSRF input is masked anew each time it is drawn, to the same secret.)
+  function drawing(el) {
+    var copy = el.cloneNode(true);
+    copy.removeAttribute("hx-swap-oob");
+    Array.prototype.forEach.call(copy.querySelectorAll("noscript"), function (n) { n.remove(); });
+    Array.prototype.forEach.call(copy.querySelectorAll('input[name="csrfmiddlewaretoken"]'), function (input) {
+      input.removeAttribute("value");
+    });
+    // Where the focus went when it was drawn: this answer moves it nowhere.
+    Array.prototype.forEach.call(copy.querySelectorAll("[autofocus]"), function (n) { n.removeAttribute("autofocus"); });
+    Array.prototype.forEach.call(copy.querySelectorAll("[class]"), function (n) {
+      n.setAttribute("class", n.getAttribute("class").replace(/\bhtmx-\S+/g, "").trim());
+    });
+    return copy.outerHTML;
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var config = event.detail.requestConfig;
+    var trigger = config && config.triggeringEvent;
+    var text = event.detail.serverResponse;
+    if (!config || !config.elt || config.elt.id !== "attack-panel" || !trigger || trigger.type !== "battle-changed" ||
+        typeof text !== "string") return;
+    var answer = document.createElement("template");
+    answer.innerHTML = text;
+    var unchanged = ["attack-form", "card"].every(function (id) {
+      var now = document.getElementById(id);
+      var next = answer.content.getElementById(id);
+      return id === "card" && !next || !!(now && next && drawing(now) === drawing(next));
+    });
+    if (!unchanged) return;
+    event.detail.shouldSwap = false;
+    typed = null;
+  });
   document.addEventListener("htmx:afterSwap", function () {
     var form = document.getElementById("attack-form");
     if (!typed || !form || !form.elements) return;
@@ -290,7 +326,6 @@
   // opened were lost whenever another phone acted. They stay wherever the new panel has the same field
   // (a choice only while it is still offered). Not after the panel's own request: its answer is the panel
   // as it now stands (the dice used, or the refusal beside them).
-  var turnsKept = null;
   var turnsOwnAnswer = false;
   function turnKey(el) {
     if (el.id) return el.id;
@@ -337,16 +372,68 @@
     var elt = event.detail.requestConfig && event.detail.requestConfig.elt;
     turnsOwnAnswer = !!(elt && elt.closest && elt.closest("#turns"));
   });
+
+  // Even with what was typed put back, a panel swapped whole took away what a person was doing with
+  // it: the select whose picker was open (the page's new select has none), the focus on a control
+  // without an id, the "Rules and options" and "What it does" sections they had opened, and, as the
+  // focused element went, the scroll position. Another phone's change usually alters a line or two
+  // of them (the Undo button, the version, fresh tokens), so only those lines change: the panel
+  // already on the page is brought into line with the new one node by node, and an element that
+  // stays keeps its state. A section stays open: only the panel's own answer closes one.
+  function key(node) {
+    return node.nodeType === 1 ? node.tagName + "#" + node.id + "." + node.getAttribute("class") : node.nodeType;
+  }
+  function morph(old, next) {
+    if (old.nodeType !== 1) {
+      if (old.nodeValue !== next.nodeValue) old.nodeValue = next.nodeValue;
+      return;
+    }
+    Array.prototype.slice.call(old.attributes).forEach(function (a) {
+      if (!next.hasAttribute(a.name) && !(a.name === "open" && old.tagName === "DETAILS")) old.removeAttribute(a.name);
+    });
+    Array.prototype.forEach.call(next.attributes, function (a) {
+      if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+    });
+    var at = old.firstChild;
+    Array.prototype.slice.call(next.childNodes).forEach(function (child) {
+      var match = at;
+      // Looking further on for text (whitespace, mostly) would pass over, and drop, the elements between.
+      if (child.nodeType === 1) {
+        while (match && key(match) !== key(child)) match = match.nextSibling;
+      } else if (match && key(match) !== key(child)) {
+        match = null;
+      }
+      if (!match) {
+        old.insertBefore(child, at);
+        return;
+      }
+      while (at !== match) {
+        var gone = at;
+        at = at.nextSibling;
+        old.removeChild(gone);
+      }
+      morph(match, child);
+      at = match.nextSibling;
+    });
+    while (at) {
+      var rest = at;
+      at = at.nextSibling;
+      old.removeChild(rest);
+    }
+  }
+  var MORPHED = { turns: true, "battle-header": true };
   document.addEventListener("htmx:oobBeforeSwap", function (event) {
     var target = event.detail.target;
-    if (!target || target.id !== "turns" || turnsOwnAnswer) return;
-    turnsKept = typedInTurns(target);
-  });
-  document.addEventListener("htmx:oobAfterSwap", function () {
-    var panel = document.getElementById("turns");
-    if (!turnsKept || !panel) return;
-    putBackInTurns(panel, turnsKept);
-    turnsKept = null;
+    var fragment = event.detail.fragment;
+    // An outerHTML swap hands over a document fragment holding the new element.
+    var next = fragment && (fragment.nodeType === 11 ? fragment.firstElementChild : fragment);
+    if (!target || !MORPHED[target.id] || !next || next.id !== target.id) return;
+    if (target.id === "turns" && turnsOwnAnswer) return;
+    var kept = target.id === "turns" ? typedInTurns(target) : null;
+    event.detail.shouldSwap = false;
+    morph(target, next);
+    if (kept) putBackInTurns(target, kept);
+    htmx.process(target);
   });
 
   document.addEventListener("htmx:afterSettle", function () {

@@ -804,3 +804,90 @@ def test_what_is_typed_in_the_turns_panel_stays_when_another_phone_acts(live_ser
     upkeep = LogEntry.objects.get(battle=demo, seq__gt=before + 1, action="upkeep")
     assert [(d["faces"], d["source"]) for d in upkeep.dice if "Collapse check" in d["purpose"]] == [([4], "player")]
     assert page.evaluate("() => (document.getElementById('dice-end_turn') || {}).value || ''") == ""
+
+
+def another_phone_acts(page, demo, user, action, inputs):
+    """Another phone acts (through the services); `page` hears of it by its poll, and its attack form asks
+    again (battle-changed)."""
+    before = newest_seq(demo)
+    with page.expect_response(lambda response: response.url.split("?")[0].endswith(f"/battles/{demo.pk}/form/")):
+        with swapped(page, "#turns"):
+            services.perform(battle_id=demo.pk, user=user, action=action, inputs=inputs)
+    page.wait_for_function(QUIET)
+    assert newest_seq(demo) == before + 1
+
+
+def foxhole_sniper(demo):
+    return Unit.objects.select_related("army__owner").get(army__battle=demo, floor__structure__name="Foxhole centre")
+
+
+# A property, not an attribute: it marks the very element without changing how it is drawn.
+KEEP = "sels => sels.forEach(s => { document.querySelector(s).redoubtKept = true; })"
+KEPT = "sels => sels.filter(s => !(document.querySelector(s) || {}).redoubtKept)"
+
+
+def test_the_attack_form_a_player_is_choosing_in_stays_put_when_another_phone_acts(live_server, demo, watch):
+    """Another phone's change has the attack form ask again, and mostly nothing in it changes; it was swapped
+    in anew all the same. The select whose picker the player had open went with the old form (no picker can
+    be seen headless; that the select is still the same element can), and as the focused select went, the
+    page jumped some 1,500 px away from the log the player had scrolled down to read."""
+    townhouse, sid, units, shell = ids(demo)
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    with swapped(alice, "#card", "#attack-form"):
+        alice.locator(f'#map [data-structure="{sid}"]').tap()
+    aim_the_field_gun(alice, units, shell, own_dice=True)
+    die(alice, 0, 4)
+    alice.locator("#id_weapon").focus()
+    alice.locator("#log-title").scroll_into_view_if_needed()
+    reading = alice.locator("#log-title").bounding_box()["y"]
+    alice.evaluate(KEEP, ["#id_weapon", "#id_target", "#card"])
+    sniper = foxhole_sniper(demo)
+    another_phone_acts(alice, demo, sniper.army.owner, "move", {"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
+    assert alice.evaluate(KEPT, ["#id_weapon", "#id_target", "#card"]) == []
+    expect(alice.locator("#id_weapon")).to_be_focused()
+    expect(alice.locator("#id_weapon")).to_have_value(shell)
+    expect(alice.locator("#id_dice_0")).to_have_value("4")
+    expect(alice.locator('#id_hit input[value="yes"]')).to_be_checked()
+    expect(alice.locator('#id_dice_mode input[value="player"]')).to_be_checked()
+    # Still reading the log where they were (a new entry and a line of the turns panel may shift it a little).
+    assert abs(alice.locator("#log-title").bounding_box()["y"] - reading) < 40
+
+
+def test_the_turns_panel_and_header_a_player_is_using_stay_put_when_another_phone_acts(live_server, demo, watch):
+    """Another phone's change redraws the turns panel and the header. The piece chosen to activate and the
+    ticked fireteam box were put back, but in a new select (an open picker closed) and a new box (the focus
+    on it fell to the page); the event's "What it does" and the header's "Rules and options" closed."""
+    sniper = foxhole_sniper(demo)
+    Battle.objects.filter(pk=demo.pk).update(
+        ruleset="lg", fireteam_initiative=True, uncontrolled_events=True, upkeep_turn=demo.turn,
+        sequence={"initiative": "A", "rolled": True, "activated": [f"u{sniper.pk}"], "events": [
+            {"roll": 1, "name": "Friendly artillery support", "affects": "A", "beneficiary": "A",
+             "turn": demo.turn, "until_turn": demo.turn + 1}]})
+    team = list(Unit.objects.filter(army__battle=demo, army__side="A").exclude(pk=sniper.pk).order_by("pk")[:2])
+    Unit.objects.filter(pk__in=[u.pk for u in team]).update(fireteam="red")
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    chosen = alice.locator("#activate-unit option").last.get_attribute("value")
+    assert chosen != alice.locator("#activate-unit").input_value()  # not the one drawn chosen
+    alice.select_option("#activate-unit", chosen)
+    fireteam = alice.locator("#turns input[name=fireteam]")
+    fireteam.check()
+    alice.locator("#turns details.event-effect summary").click()
+    alice.locator("#battle-header details summary").click()
+    fireteam.focus()
+    alice.evaluate(KEEP, ["#activate-unit", "#turns input[name=fireteam]"])
+    # The organiser, on their phone, records the move of the sniper side A has activated.
+    organiser = get_user_model().objects.get(username="demo")
+    another_phone_acts(alice, demo, organiser, "move", {"unit": f"u{sniper.pk}", "x": "18", "y": "2"})
+    assert alice.evaluate(KEPT, ["#activate-unit", "#turns input[name=fireteam]"]) == []
+    expect(alice.locator("#activate-unit")).to_have_value(chosen)
+    expect(fireteam).to_be_checked()
+    expect(fireteam).to_be_focused()
+    expect(alice.locator("#turns details.event-effect")).to_have_attribute("open", "")
+    expect(alice.locator("#battle-header details")).to_have_attribute("open", "")
+    # What the change did shows all the same.
+    version = Battle.objects.get(pk=demo.pk).version
+    expect(alice.locator("#battle-header")).to_have_attribute("data-version", str(version))
+    expect(alice.locator("#poller input[name=v]")).to_have_value(str(version))
+    expect(alice.locator(f"#log-{newest_seq(demo)}")).to_contain_text(sniper.name)

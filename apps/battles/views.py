@@ -5,6 +5,7 @@ changes the battle answers an HTMX caller with the panels that changed (out-of-b
 bundle the poll sends other phones) and a plain browser with a 303 back to the page.
 """
 
+import heapq
 import math
 import re
 import unicodedata
@@ -382,8 +383,20 @@ def piece_svg(m):
 def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
     screen reader and as a hover title; a pinned or routed unit's "1 pin" or "routed" beside it, as a
-    crew's, where `fan_out` found it room."""
+    crew's, where `fan_out` found it room. A dot drawn off its spot by more than its radius, which no
+    longer covers where the unit stands, has a line to it from a point there: the demo's mortar team,
+    three inches below a bunker, had its dot pushed off the bunker's name up level with the bunker's
+    edge, and nothing said it stood farther off. The lines go under every dot, so none crosses a unit's
+    initials."""
     e = conditional_escape
+
+    def leader(u):
+        if math.dist(u.spot, (u.x, u.y)) <= 1:
+            return ""
+        x, y, side = _g(u.spot[0]), _g(u.spot[1]), e(u.side)
+        return (f'<line class="map-unit-leader side-{side}" x1="{x}" y1="{y}" x2="{_g(u.x)}" y2="{_g(u.y)}" '
+                f'aria-hidden="true"></line><circle class="map-unit-spot side-{side}" cx="{x}" cy="{y}" r="0.4" '
+                f'aria-hidden="true"></circle>')
 
     def unit(u):
         said, state = ("routed", " is-routed") if u.routed else \
@@ -394,7 +407,7 @@ def units_svg(pieces):
                 f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
                 + (f'<text class="map-unit-state" x="{_g(u.mark_x)}" y="{_g(u.mark_y)}" aria-hidden="true">'
                    f'{u.mark}</text>' if u.mark else ""))
-    return mark_safe("".join(unit(u) for u in pieces))
+    return mark_safe("".join(leader(u) for u in pieces) + "".join(unit(u) for u in pieces))
 
 
 def _g(number):
@@ -416,10 +429,13 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     fled beside it) or nearly would draw as one dot, and a later dot over an earlier one's "1 pin": a
     player could not tell which was pinned. Each unit keeps its spot where its dot and its mark fit
     there clear of every other dot and mark; else it is drawn on the nearest ring around its spot, a
-    dot's width apart, where both fit on the table. Nor does a dot or mark cover the structures' names
-    and badges, the boxes `keep_clear` (`labels`): a "PF" dot hid the Brick townhouse's "2", a "1 pin"
-    ran into its name. Its title keeps its name. Sets each piece's x, y and its mark (`unit_mark`) and
-    where that goes, and `spot`, where it stands."""
+    dot's width apart, where both fit on the table. Nor does a dot or mark cover the structures' names,
+    badges and marks, the boxes `keep_clear` (`labels`): a "PF" dot hid the Brick townhouse's "2", a
+    "1 pin" ran into its name. A spot inside such a box, or a mark's, is also left straight out of it
+    on each side, where that is nearer than a ring: a name is long and low, and the rings' first
+    place straight up or down is 3.6 inches off. Its title keeps its name; `units_svg` draws a line to
+    it from a spot it no longer covers. Sets each piece's x, y and its mark (`unit_mark`) and where that
+    goes, and `spot`, where it stands."""
     crowd = _Crowd((0, 0, table_w, table_d))
     for box in keep_clear:
         crowd.add_mark(box)
@@ -432,7 +448,12 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     for index, piece in enumerate(pieces):
         half_w = sum(map(NAME_EMS.__getitem__, piece.mark)) * UNIT_MARK_SIZE / 2 + UNIT_MARK_HALO / 2
         crowd.remove_dot(piece.x, piece.y, index)
-        for x, y in _unit_spots(piece.x, piece.y, table_w, table_d):
+        here = (piece.x, piece.y)
+        spots = _unit_spots(*here, table_w, table_d)
+        boxes = crowd.boxes_met(*here)
+        if boxes:  # each list nearest first
+            spots = heapq.merge(_escapes(*here, boxes, table_w, table_d), spots, key=lambda p: math.dist(p, here))
+        for x, y in spots:
             if crowd.dot_free(x, y, index):
                 place = next(((x, y, m) for m in _mark_places(x, y, half_w)
                               if not piece.mark or crowd.mark_free(m[2], index)), None)
@@ -476,6 +497,17 @@ def _unit_spots(x, y, table_w, table_d, rings=24):
             # A dot moved off its spot stays on the table; one at the edge on its spot may overhang it.
             if UNIT_DOT <= dx <= table_w - UNIT_DOT and UNIT_DOT <= dy <= table_d - UNIT_DOT:
                 yield dx, dy
+
+
+def _escapes(x, y, boxes, table_w, table_d):
+    """The places straight out of each box a dot at (x, y) meets, on its four sides, just clear of it
+    (`_dot_meets`), nearest first, on the table as `_unit_spots`' are."""
+    clear = UNIT_DOT + 0.4 + 0.01
+    places = [(round(px, 2), round(py, 2)) for x0, y0, x1, y1 in boxes
+              for px, py in ((x, y0 - clear), (x, y1 + clear), (x0 - clear, y), (x1 + clear, y))]
+    return sorted(((px, py) for px, py in places
+                   if UNIT_DOT <= px <= table_w - UNIT_DOT and UNIT_DOT <= py <= table_d - UNIT_DOT),
+                  key=lambda p: math.dist(p, (x, y)))
 
 
 def _mark_places(x, y, half_w):
@@ -525,6 +557,12 @@ class _Crowd:
         return not any(o != owner and math.dist((x, y), (dx, dy)) < reach - 0.01
                        for dx, dy, o in self._near(self.dots, around)) \
             and not any(_dot_meets(x, y, mark) for mark in self._near(self.marks, around))
+
+    def boxes_met(self, x, y):
+        """The marks a dot at (x, y) comes too near (`_dot_meets`)."""
+        reach = 2 * UNIT_DOT
+        return list(dict.fromkeys(mark for mark in self._near(self.marks, (x - reach, y - reach, x + reach, y + reach))
+                                  if _dot_meets(x, y, mark)))  # a mark is filed under each square it covers
 
     def mark_free(self, box, owner):
         x0, y0, x1, y1 = box

@@ -37,7 +37,7 @@ def drawn(html):
             half_w, half_h = (MARK_WIDTH[mark] + HALO) / 2, (MARK_HEIGHT + HALO) / 2
             box = (float(mx) - half_w, float(my) - half_h, float(mx) + half_w, float(my) + half_h)
         units[name] = ((float(x), float(y)), box)
-    assert len(units) == group.count("<circle"), "every dot parsed"
+    assert len(units) == group.count('<circle class="map-unit '), "every dot parsed"
     return units
 
 
@@ -251,3 +251,34 @@ def test_a_fire_or_a_crews_new_pin_that_moves_a_dot_redraws_the_units():
     # Far from both, neither change moves the dot.
     board = table([structure_row("Pillbox", 30, 20, 2, 2, crew_pins=2, fire=4)], [unit_row("Squad", 50, 30)])
     assert not dots_moved(board, names_moved(pin, board)[1]) and not dots_moved(board, names_moved(fire, board)[1])
+
+
+# A dot pushed off a long name ---------------------------------------------------------------------------
+
+LEADER = re.compile(r'<line class="map-unit-leader side-(\w)" x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" '
+                    r'y2="([\d.]+)" aria-hidden="true"></line><circle class="map-unit-spot side-\w" cx="([\d.]+)" '
+                    r'cy="([\d.]+)" r="0.4" aria-hidden="true"></circle>')
+
+
+def test_a_dot_pushed_off_a_long_name_goes_straight_off_it_and_points_to_where_the_unit_stands():
+    """The demo's mortar team stands three inches below the German Concrete Blockhouse, on its name (18
+    inches long, under it). Its dot was drawn 3.6 inches off, up and to the left, level with the
+    blockhouse's edge: the nearest of the rings round its spot with room (none straight up under four
+    inches), where 2.9 straight up was clear. A player could not tell it stood three inches off the
+    bunker. It goes straight off the name, as near as it fits, and a line runs from where it stands to
+    its dot. A unit drawn on its own spot has no line."""
+    blockhouse = structure_row("German Concrete Blockhouse", 33, 40, 6, 4, crew_pins=1)
+    mortar, scouts = unit_row("Mortar team", 26, 45), unit_row("Scouts", 60, 10, side="B")
+    board = table([blockhouse], [mortar, scouts])
+    name = name_box(blockhouse.map.label, blockhouse.map.name_x, blockhouse.map.name_y)
+    assert name[1] < 45 < name[3] and name[0] < 26 < name[2]  # the mortar team stands on the name
+    dots = {u.name: u for u in board.map["units"]}
+    dot = dots["Mortar team"]
+    assert gap((dot.x, dot.y), name) >= DOT
+    # Straight up (below it the table ends), a hair clear of the name: no farther.
+    assert dot.x == 26 and 45 - dot.y <= 45 - name[1] + DOT + 0.45
+    assert (dots["Scouts"].x, dots["Scouts"].y) == (60, 10)
+    leaders = LEADER.findall(board.map["units_svg"])
+    assert leaders == [("A", "26", "45", f"{dot.x:g}", f"{dot.y:g}", "26", "45")]
+    # Under the dots, so a line never crosses another unit's initials.
+    assert board.map["units_svg"].index("map-unit-leader") < board.map["units_svg"].index('class="map-unit ')

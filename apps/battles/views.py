@@ -5,6 +5,7 @@ changes the battle answers an HTMX caller with the panels that changed (out-of-b
 bundle the poll sends other phones) and a plain browser with a 303 back to the page.
 """
 
+import heapq
 import math
 import re
 import unicodedata
@@ -166,25 +167,17 @@ def map_of(battle, structures, units):
                   "st-damaged" if s.damage_taken else "st-intact"]
         states += [name for name, on in (("st-burning", s.burning), ("st-impassable", s.impassable),
                                          ("st-fort", s.sheet_id is not None)) if on]
-        crew = ""
-        if s.crewed:
-            # Words, not P1 and R: a unit's initials (the PaK 40's "P4") read as a pin count beside them.
-            if s.crew_routed:
-                crew, states = "routed", states + ["st-routed"]
-            elif not s.crew_men:
-                # Nobody left inside: the crew fell to the last man or walked out in good order (Crew
-                # leaves). Neither routed, and the card says "Routed: no": the map must not say R.
-                crew, states = "0", states + ["st-empty"]
-            elif s.crew_pins:
-                crew, states = f"{s.crew_pins} pin{'s' * (s.crew_pins != 1)}", states + ["st-pinned"]
+        crew = crew_words(s.crew_routed, s.crew_men, s.crew_pins) if s.crewed else ""
+        if crew:
+            states.append("st-routed" if crew == "routed" else "st-empty" if crew == "0" else "st-pinned")
         turn = math.radians(float(s.rotation))
         cos, sin = math.cos(turn), math.sin(turn)
         half_d = (abs(w * sin) + abs(d * cos)) / 2
-        room = NameRoom(tuple(side for side in ("A", "B") if side in inside), bool(crew), s.burning)
-        spots, badge_spots = name_room(cx, cy, half_d, room)
+        room = NameRoom(tuple(side for side in ("A", "B") if side in inside), crew, s.burning)
+        spots, badge_spots, marks = name_room(cx, cy, half_d, room)
         label = s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…"
         s.map = Piece(
-            cx=cx, cy=cy, fire_y=cy - 2.4, crew_y=cy + 2.4, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
+            cx=cx, cy=cy, fire_y=cy - MARK_OFF, crew_y=cy + MARK_OFF, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
             name_x=cx, name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
             corners=[(cx + x * cos - y * sin, cy + x * sin + y * cos)
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
@@ -195,7 +188,7 @@ def map_of(battle, structures, units):
             # carries no number, where "36" read as a fire that could grow.
             fire=(f"{float(s.fire_size):g}" if sized_fires else "") if s.burning else None, crew=crew,
             badges=[SimpleNamespace(side=b.side, n=inside[b.side], x=b.x, y=b.y, pinned=b.side in pinned)
-                    for b in badge_spots],
+                    for b in badge_spots], marks=marks,
             title=", ".join(describe(s, sized_fires) + [f"{u.name} pinned ({u.pins})" for u in held if u.pins]),
         )
     # Initials on each dot: a phone shows no hover title, and a dot alone does not say whose it is.
@@ -203,8 +196,9 @@ def map_of(battle, structures, units):
     # campaign's map has no battle, and its units no pins: they are one battle's.)
     routs = getattr(battle, "ruleset", "") == "dh"
     covered = place_names(structures, float(battle.table_width), float(battle.table_depth))
-    # The dots keep off the names and badges, not the names off the dots (`name_places`): a dot moved
-    # an inch or two still stands by its spot, where a name pushed off would lose its building.
+    # The dots keep off the names, badges, fires and crews' marks, not the names off the dots
+    # (`name_places`): a dot moved an inch or two still stands by its spot, where a name pushed off would
+    # lose its building.
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
                                         initials="".join(word[0] for word in u.name.split()[:2]).upper(),
                                         pins=u.pins, routed=routs and u.pins >= rules.tables.DH_PINS_TO_ROUT)
@@ -226,17 +220,32 @@ def map_of(battle, structures, units):
 
 @dataclass(frozen=True)
 class NameRoom:
-    """What of a structure's state moves its name's spots: the sides holding it (their badges), a crew's
-    mark under its middle, its fire's diamond above. A log entry changes these, never its footprint."""
+    """What of a structure's state moves its name's spots and the units' dots: the sides holding it (their
+    badges), a crew's mark under its middle (its words: "1 pin", "routed", "0", or ""), its fire's diamond
+    above. A log entry changes these, never its footprint."""
 
     sides: tuple
-    crew: bool
+    crew: str
     burning: bool
 
 
+def crew_words(routed, men, pins):
+    """A crew's mark on the map. Words, not P1 and R: a unit's initials (the PaK 40's "P4") read as a pin
+    count beside them. "0": nobody left inside, the crew fell to the last man or walked out in good order
+    (Crew leaves); neither routed, and the card says "Routed: no": the map must not say R."""
+    return "routed" if routed else "0" if not men else f"{pins} pin{'s' * (pins != 1)}" if pins else ""
+
+
+# How far a fire's diamond and a crew's mark stand above and below a footprint's middle; the diamond's
+# half diagonal (2.3 inches a side) and its 0.2-inch stroke; a crew mark's size (battle.css).
+MARK_OFF, FIRE_HALF, CREW_SIZE = 2.4, 1.77, 1.6
+
+
 def name_room(cx, cy, half_d, room):
-    """A name's spots (below the footprint, above it, a line lower than below) and where the badges of who
-    holds it stand, for a footprint reaching `half_d` inches above and below its middle."""
+    """A name's spots (below the footprint, above it, a line lower than below), where the badges of who
+    holds it stand, and the boxes of its fire's diamond and crew's mark, which the units' dots keep off
+    as they do its name and badges (`labels`): a dot beside a pillbox hid its crew's "2 pins". For a footprint
+    reaching `half_d` inches above and below its middle."""
     # Its name just below the footprint as rotated, so a phone shows what is what without a tap.
     # Under a footprint too small to hold them (a foxhole, a rifle pit), the badges of who is
     # inside and the crew's mark ("1 pin") would cover the name: it goes below them.
@@ -246,7 +255,14 @@ def name_room(cx, cy, half_d, room):
     # top 2.4 + 1.63 inches up); else a line lower than below.
     above = max(half_d + 1.3, 5.1 if room.burning else 0)
     badges = [SimpleNamespace(side=side, x=cx + (-1.6 if side == "A" else 1.6), y=cy + 2.2) for side in room.sides]
-    return (round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)), badges
+    marks = []
+    if room.burning:
+        marks.append((cx - FIRE_HALF, cy - MARK_OFF - FIRE_HALF, cx + FIRE_HALF, cy - MARK_OFF + FIRE_HALF))
+    if room.crew:
+        half_w = sum(map(NAME_EMS.__getitem__, room.crew)) * CREW_SIZE / 2 + UNIT_MARK_HALO / 2
+        half_h = NAME_LINE_EMS * CREW_SIZE / 2 + UNIT_MARK_HALO / 2
+        marks.append((cx - half_w, cy + MARK_OFF - half_h, cx + half_w, cy + MARK_OFF + half_h))
+    return (round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)), badges, marks
 
 
 ZONE_LABEL_SIZE = 1.3  # a deployment zone's label: height in inches (battle.css)
@@ -367,8 +383,20 @@ def piece_svg(m):
 def units_svg(pieces):
     """The units standing on the table: a dot in their side's colour, initials on it, the name for a
     screen reader and as a hover title; a pinned or routed unit's "1 pin" or "routed" beside it, as a
-    crew's, where `fan_out` found it room."""
+    crew's, where `fan_out` found it room. A dot drawn off its spot by more than its radius, which no
+    longer covers where the unit stands, has a line to it from a point there: the demo's mortar team,
+    three inches below a bunker, had its dot pushed off the bunker's name up level with the bunker's
+    edge, and nothing said it stood farther off. The lines go under every dot, so none crosses a unit's
+    initials."""
     e = conditional_escape
+
+    def leader(u):
+        if math.dist(u.spot, (u.x, u.y)) <= 1:
+            return ""
+        x, y, side = _g(u.spot[0]), _g(u.spot[1]), e(u.side)
+        return (f'<line class="map-unit-leader side-{side}" x1="{x}" y1="{y}" x2="{_g(u.x)}" y2="{_g(u.y)}" '
+                f'aria-hidden="true"></line><circle class="map-unit-spot side-{side}" cx="{x}" cy="{y}" r="0.4" '
+                f'aria-hidden="true"></circle>')
 
     def unit(u):
         said, state = ("routed", " is-routed") if u.routed else \
@@ -379,7 +407,7 @@ def units_svg(pieces):
                 f'<text class="map-unit-initials" x="{_g(u.x)}" y="{_g(u.y)}" aria-hidden="true">{e(u.initials)}</text>'
                 + (f'<text class="map-unit-state" x="{_g(u.mark_x)}" y="{_g(u.mark_y)}" aria-hidden="true">'
                    f'{u.mark}</text>' if u.mark else ""))
-    return mark_safe("".join(unit(u) for u in pieces))
+    return mark_safe("".join(leader(u) for u in pieces) + "".join(unit(u) for u in pieces))
 
 
 def _g(number):
@@ -401,10 +429,13 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     fled beside it) or nearly would draw as one dot, and a later dot over an earlier one's "1 pin": a
     player could not tell which was pinned. Each unit keeps its spot where its dot and its mark fit
     there clear of every other dot and mark; else it is drawn on the nearest ring around its spot, a
-    dot's width apart, where both fit on the table. Nor does a dot or mark cover the structures' names
-    and badges, the boxes `keep_clear` (`labels`): a "PF" dot hid the Brick townhouse's "2", a "1 pin"
-    ran into its name. Its title keeps its name. Sets each piece's x, y and its mark (`unit_mark`) and
-    where that goes, and `spot`, where it stands."""
+    dot's width apart, where both fit on the table. Nor does a dot or mark cover the structures' names,
+    badges and marks, the boxes `keep_clear` (`labels`): a "PF" dot hid the Brick townhouse's "2", a
+    "1 pin" ran into its name. A spot inside such a box, or a mark's, is also left straight out of it
+    on each side, where that is nearer than a ring: a name is long and low, and the rings' first
+    place straight up or down is 3.6 inches off. Its title keeps its name; `units_svg` draws a line to
+    it from a spot it no longer covers. Sets each piece's x, y and its mark (`unit_mark`) and where that
+    goes, and `spot`, where it stands."""
     crowd = _Crowd((0, 0, table_w, table_d))
     for box in keep_clear:
         crowd.add_mark(box)
@@ -417,7 +448,12 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     for index, piece in enumerate(pieces):
         half_w = sum(map(NAME_EMS.__getitem__, piece.mark)) * UNIT_MARK_SIZE / 2 + UNIT_MARK_HALO / 2
         crowd.remove_dot(piece.x, piece.y, index)
-        for x, y in _unit_spots(piece.x, piece.y, table_w, table_d):
+        here = (piece.x, piece.y)
+        spots = _unit_spots(*here, table_w, table_d)
+        boxes = crowd.boxes_met(*here)
+        if boxes:  # each list nearest first
+            spots = heapq.merge(_escapes(*here, boxes, table_w, table_d), spots, key=lambda p: math.dist(p, here))
+        for x, y in spots:
             if crowd.dot_free(x, y, index):
                 place = next(((x, y, m) for m in _mark_places(x, y, half_w)
                               if not piece.mark or crowd.mark_free(m[2], index)), None)
@@ -434,15 +470,18 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
 
 
 def labels(pieces, places=None, rooms=None):
-    """The boxes of the structures' names and side badges as drawn, which the units keep off (`fan_out`);
-    or, given `places` and `rooms` (`name_places`), as they were drawn before a change."""
+    """The boxes of the structures' names, side badges, fires and crews' marks as drawn, which the units
+    keep off (`fan_out`); or, given `places` and `rooms` (`name_places`, `name_room`), as they were drawn
+    before a change."""
     boxes = []
     for index, m in enumerate(pieces):
         place = places[index] if places is not None else (m.name_x, m.name_y) if m.name else None
         if place is not None:
             boxes.append(name_box(m.label, *place))
-        for b in rooms[index][1] if rooms and index in rooms else m.badges:
+        room = rooms[index] if rooms and index in rooms else (None, m.badges, m.marks)
+        for b in room[1]:
             boxes.append((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3))
+        boxes += room[2]
     return boxes
 
 
@@ -458,6 +497,17 @@ def _unit_spots(x, y, table_w, table_d, rings=24):
             # A dot moved off its spot stays on the table; one at the edge on its spot may overhang it.
             if UNIT_DOT <= dx <= table_w - UNIT_DOT and UNIT_DOT <= dy <= table_d - UNIT_DOT:
                 yield dx, dy
+
+
+def _escapes(x, y, boxes, table_w, table_d):
+    """The places straight out of each box a dot at (x, y) meets, on its four sides, just clear of it
+    (`_dot_meets`), nearest first, on the table as `_unit_spots`' are."""
+    clear = UNIT_DOT + 0.4 + 0.01
+    places = [(round(px, 2), round(py, 2)) for x0, y0, x1, y1 in boxes
+              for px, py in ((x, y0 - clear), (x, y1 + clear), (x0 - clear, y), (x1 + clear, y))]
+    return sorted(((px, py) for px, py in places
+                   if UNIT_DOT <= px <= table_w - UNIT_DOT and UNIT_DOT <= py <= table_d - UNIT_DOT),
+                  key=lambda p: math.dist(p, (x, y)))
 
 
 def _mark_places(x, y, half_w):
@@ -507,6 +557,12 @@ class _Crowd:
         return not any(o != owner and math.dist((x, y), (dx, dy)) < reach - 0.01
                        for dx, dy, o in self._near(self.dots, around)) \
             and not any(_dot_meets(x, y, mark) for mark in self._near(self.marks, around))
+
+    def boxes_met(self, x, y):
+        """The marks a dot at (x, y) comes too near (`_dot_meets`)."""
+        reach = 2 * UNIT_DOT
+        return list(dict.fromkeys(mark for mark in self._near(self.marks, (x - reach, y - reach, x + reach, y + reach))
+                                  if _dot_meets(x, y, mark)))  # a mark is filed under each square it covers
 
     def mark_free(self, box, owner):
         x0, y0, x1, y1 = box
@@ -1043,7 +1099,7 @@ def names_moved(entries, board):
             continue
         for sid, before in (record.get("structures") or {}).items():
             crew = before.get("crew")
-            rooms[sid] = (bool(crew) and (crew.get("routed") or not crew.get("men") or bool(crew.get("pins"))),
+            rooms[sid] = (crew_words(crew.get("routed"), crew.get("men"), crew.get("pins")) if crew else "",
                           before.get("fire") is not None)
             unknown.discard(sid)
         for uid, before in (record.get("units") or {}).items():

@@ -298,8 +298,55 @@ def test_a_name_moved_over_a_footprint_hands_the_footprint_its_taps_on_every_pho
     assert over_group(page_now) == [f'data-tap="{sid(barrel)}"><rect class="map-hit" x="42.5" y="17" width="1" height="1">'
                                     '</rect></a>']
     for html in (answer, poll):
-        assert '<g id="map-over" aria-hidden="true"' in html and over_group(html) == over_group(page_now)
+        assert '<g id="map-over" hx-swap-oob="true">' in html and over_group(html) == over_group(page_now)
     # A move in the open, which moves no name, leaves the group as it is.
     params = held(w)
     services.perform(battle_id=w.battle.pk, user=w.alice, action="move", inputs={"unit": uid(w.gun), "x": "31", "y": "5"})
     assert over_group(body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))) is None
+
+
+# The tap shapes' names ----------------------------------------------------------------------------
+
+def tap_links(html):
+    """Each link of the tap layer and of #map-over: (the group's attributes, the link's attributes)."""
+    found = []
+    for group, links in re.findall(r'<g (class="map-taps"[^>]*|id="map-over"[^>]*)>(.*?)</g>', html, re.S):
+        found += [(group, attributes) for attributes in re.findall(r"<a ([^>]*)>", links)]
+    return found
+
+
+def named(html, element_id):
+    """The aria-label of the element with that id."""
+    return re.search(rf'id="{element_id}"[^>]*aria-label="([^"]*)"', html).group(1)
+
+
+def test_every_shape_that_takes_a_tap_is_a_link_named_as_its_piece_is_drawn(client, huts):
+    """The thumb's width round a footprint, and a footprint under a neighbour's name, took taps but were
+    hidden from screen readers and had no name: a finger exploring the map there heard only "the table",
+    and a double tap opened nothing. Each is named by its piece, which an attack's answer redraws with the
+    state it leaves (the shapes are not redrawn): so the name says that state too. The keyboard keeps
+    one stop a structure, the piece's own link."""
+    w = huts
+    barrel = w.structure("Barrel", floors=1, x=43, y=17.5, width=1, depth=1)
+    signed(client, w.alice)
+    move_in(w, client, held(w))  # the woodshed's name now lies across the barrel: #map-over draws it
+    html = body(client.get(reverse("battle", args=[w.battle.pk])))
+    links = tap_links(html)
+    structures = Structure.objects.filter(battle=w.battle)
+    assert sorted(re.search(r'data-tap="(\w+)"', a).group(1) for _, a in links) == \
+        sorted([sid(s) for s in structures] + [sid(barrel)])
+    for group, attributes in links:
+        assert "aria-hidden" not in group + attributes
+        assert 'tabindex="-1"' in attributes and 'href="' in attributes
+        tap = re.search(r'data-tap="(\w+)"', attributes).group(1)
+        assert f'aria-labelledby="map-{tap}"' in attributes
+        name = Structure.objects.get(pk=tap[1:]).name
+        assert named(html, f"map-{tap}").startswith(f"{name}, ")
+    house = f"map-{sid(w.house)}"
+    assert re.search(rf'<a id="{house}" href="[^"]*" hx-get="[^"]*" class="map-structure', html)
+    # An attack on the house: its piece comes back out of band with its new state, under the same id.
+    answer = body(client.post(reverse("battle_resolve", args=[w.battle.pk]), {
+        **he_attack(w, dice_0="6", dice_1="6"), **held(w)}, **HTMX))
+    assert "Resolved #" in answer and "map-taps" not in answer
+    assert named(answer, house) != named(html, house)
+    assert named(answer, house) == named(body(client.get(reverse("battle", args=[w.battle.pk]))), house)

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from apps.armies.models import Unit
 from apps.battles.models import Battle
-from apps.battles.views import fan_out, load_board, name_box, touched_by
+from apps.battles.views import dots_moved, fan_out, load_board, map_of, name_box, names_moved, touched_by
 from apps.structures.models import Structure
 from tests import factories
 from tests.battles.test_poll import HTMX, held
@@ -37,7 +37,7 @@ def drawn(html):
             half_w, half_h = (MARK_WIDTH[mark] + HALO) / 2, (MARK_HEIGHT + HALO) / 2
             box = (float(mx) - half_w, float(my) - half_h, float(mx) + half_w, float(my) + half_h)
         units[name] = ((float(x), float(y)), box)
-    assert len(units) == group.count("<circle"), "every dot parsed"
+    assert len(units) == group.count('<circle class="map-unit '), "every dot parsed"
     return units
 
 
@@ -181,3 +181,104 @@ def test_a_name_moved_by_a_fire_redraws_the_dot_it_now_stands_on(client, w):
     board = load_board(battle)
     touched = touched_by(fire, board, map_known=battle.map_version - 1, map_version=battle.map_version, card="")
     assert touched.pieces and not touched.map_units
+
+
+# Units beside a structure's fire and its crew's mark -------------------------------------------------
+
+# A crew's mark as Debian's Chromium draws it at 1.6 inches (MARK_WIDTH's, measured at 1.3, scaled), the
+# halo added; a fire's diamond, 2.3 inches a side turned a quarter, its 0.2-inch stroke added.
+CREW_WIDTH = {mark: width * 1.6 / 1.3 + HALO for mark, width in MARK_WIDTH.items()}
+CREW_HEIGHT, FIRE_HALF = MARK_HEIGHT * 1.6 / 1.3 + HALO, 2.3 * math.sqrt(2) / 2 + 0.1
+
+
+def structure_row(name, x, y, w, d, *, crew_pins=None, fire=None):
+    """A structure as load_board hands it to map_of (the one on the table): no floors (no one inside); a
+    crewed bunker's crew with `crew_pins` pins; burning with a fire of `fire` square inches."""
+    return SimpleNamespace(
+        name=name, pk=1, sid="s1", x=x, y=y, width=w, depth=d, rotation=0,
+        floor_rows=[], collapsed=False, destroyed=False, damage_taken=0, damage_percent=0, impassable=False,
+        burning=fire is not None, fire_size=fire, sheet_id=1 if crew_pins is not None else None,
+        crewed=crew_pins is not None, crew_routed=False, crew_men=4, crew_pins=crew_pins or 0)
+
+
+def unit_row(name, x, y, side="A"):
+    return SimpleNamespace(name=name, uid=f"u-{name}", x=x, y=y, pins=0, destroyed=False,
+                           floor_id=None, army=SimpleNamespace(side=side))
+
+
+def table(structures, units):
+    battle = SimpleNamespace(ruleset="dh", table_width=72, table_depth=48)
+    return SimpleNamespace(structures=structures, units=units, map=map_of(battle, structures, units))
+
+
+def test_a_dot_keeps_off_a_bunkers_crew_mark_and_its_fire():
+    """A pillbox, its crew pinned twice and on fire: its "2 pins" under its middle, its fire's diamond above.
+    A squad standing just below it and another just above drew their dots over both: a player read
+    neither how pinned the crew was nor how big the fire. Each dot moves off them, no further than it must."""
+    pillbox = structure_row("Pillbox", 30, 20, 2, 2, crew_pins=2, fire=4)
+    below, above = unit_row("Squad below", 30, 22.6), unit_row("Squad above", 30.5, 17.5)
+    board = table([pillbox], [below, above])
+    assert (pillbox.map.crew, pillbox.map.fire) == ("2 pins", "4")
+    half_w = CREW_WIDTH["2 pins"] / 2
+    crew = (30 - half_w, 22.4 - CREW_HEIGHT / 2, 30 + half_w, 22.4 + CREW_HEIGHT / 2)
+    fire = (30 - FIRE_HALF, 17.6 - FIRE_HALF, 30 + FIRE_HALF, 17.6 + FIRE_HALF)
+    dots = {u.name: u for u in board.map["units"]}
+    for name, spot in (("Squad below", (30, 22.6)), ("Squad above", (30.5, 17.5))):
+        dot = dots[name]
+        assert dot.spot == spot
+        for box in (crew, fire):
+            assert gap((dot.x, dot.y), box) >= DOT, f"{name}'s dot over {box}"
+        assert math.dist(spot, (dot.x, dot.y)) < 5
+
+
+def test_a_fire_or_a_crews_new_pin_that_moves_a_dot_redraws_the_units():
+    """No unit moved, but the pillbox caught fire, or its crew took a second pin ("2 pins" is wider than
+    "1 pin"): a dot beside it now keeps off the new diamond or the longer mark, and a page that held the
+    map before the change must redraw the units as a fresh page draws them."""
+    squad = unit_row("Squad", 33.2, 22.4)
+    pillbox = structure_row("Pillbox", 30, 20, 2, 2, crew_pins=2, fire=4)
+    board = table([pillbox], [squad])
+    crew_then = {"men": 4, "pins": 1, "routed": False}
+    dot = board.map["units"][0]
+    assert (dot.x, dot.y) != (33.2, 22.4)  # off the "2 pins", which reaches 33.1
+    pin = [SimpleNamespace(touched={"structures": {pillbox.sid: {"fire": 4, "crew": crew_then}}}, touched_after=False)]
+    assert dots_moved(board, names_moved(pin, board)[1])  # "1 pin" reached 32.6: it stood on its spot
+    squad = unit_row("Squad", 29, 16)
+    board = table([structure_row("Pillbox", 30, 20, 2, 2, crew_pins=0, fire=4)], [squad])
+    fire = [SimpleNamespace(touched={"structures": {pillbox.sid: {"fire": None, "crew": {"men": 4, "pins": 0}}}},
+                            touched_after=False)]
+    assert dots_moved(board, names_moved(fire, board)[1])
+    # Far from both, neither change moves the dot.
+    board = table([structure_row("Pillbox", 30, 20, 2, 2, crew_pins=2, fire=4)], [unit_row("Squad", 50, 30)])
+    assert not dots_moved(board, names_moved(pin, board)[1]) and not dots_moved(board, names_moved(fire, board)[1])
+
+
+# A dot pushed off a long name ---------------------------------------------------------------------------
+
+LEADER = re.compile(r'<line class="map-unit-leader side-(\w)" x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" '
+                    r'y2="([\d.]+)" aria-hidden="true"></line><circle class="map-unit-spot side-\w" cx="([\d.]+)" '
+                    r'cy="([\d.]+)" r="0.4" aria-hidden="true"></circle>')
+
+
+def test_a_dot_pushed_off_a_long_name_goes_straight_off_it_and_points_to_where_the_unit_stands():
+    """The demo's mortar team stands three inches below the German Concrete Blockhouse, on its name (18
+    inches long, under it). Its dot was drawn 3.6 inches off, up and to the left, level with the
+    blockhouse's edge: the nearest of the rings round its spot with room (none straight up under four
+    inches), where 2.9 straight up was clear. A player could not tell it stood three inches off the
+    bunker. It goes straight off the name, as near as it fits, and a line runs from where it stands to
+    its dot. A unit drawn on its own spot has no line."""
+    blockhouse = structure_row("German Concrete Blockhouse", 33, 40, 6, 4, crew_pins=1)
+    mortar, scouts = unit_row("Mortar team", 26, 45), unit_row("Scouts", 60, 10, side="B")
+    board = table([blockhouse], [mortar, scouts])
+    name = name_box(blockhouse.map.label, blockhouse.map.name_x, blockhouse.map.name_y)
+    assert name[1] < 45 < name[3] and name[0] < 26 < name[2]  # the mortar team stands on the name
+    dots = {u.name: u for u in board.map["units"]}
+    dot = dots["Mortar team"]
+    assert gap((dot.x, dot.y), name) >= DOT
+    # Straight up (below it the table ends), a hair clear of the name: no farther.
+    assert dot.x == 26 and 45 - dot.y <= 45 - name[1] + DOT + 0.45
+    assert (dots["Scouts"].x, dots["Scouts"].y) == (60, 10)
+    leaders = LEADER.findall(board.map["units_svg"])
+    assert leaders == [("A", "26", "45", f"{dot.x:g}", f"{dot.y:g}", "26", "45")]
+    # Under the dots, so a line never crosses another unit's initials.
+    assert board.map["units_svg"].index("map-unit-leader") < board.map["units_svg"].index('class="map-unit ')

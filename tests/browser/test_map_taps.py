@@ -74,3 +74,45 @@ def test_a_tap_on_a_units_dot_opens_the_card_of_the_structure_under_it(live_serv
         with swapped(page, "#card"):
             page.touchscreen.tap(x, y)
         expect(page.locator("#card-title")).to_have_text(name)
+
+
+# For each tap shape, a point of the page where it is what a finger lands on (round the footprint, not
+# on any piece's footprint, name or badge): its structure and that point.
+MARGINS = """() => Array.from(document.querySelectorAll('#map .map-taps [data-tap]'), tap => {
+  const r = tap.querySelector('.map-hit').getBoundingClientRect();
+  for (const [fx, fy] of [[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0], [1, 0.5], [0.5, 1], [0, 0.5]]) {
+    const x = r.left + 3 + fx * (r.width - 6), y = r.top + 3 + fy * (r.height - 6);
+    const top = document.elementFromPoint(x, y);
+    if (top && top.closest('a') === tap) return [tap.dataset.tap, x, y];
+  }
+  return null;
+}).filter(Boolean)"""
+
+
+def test_a_tap_shape_is_a_link_named_as_its_structure_is_shown(live_server, demo, watch):
+    """Round each footprint a thumb's width takes its taps: hidden from screen readers and nameless, a
+    finger exploring the map there heard only "the table". Found by its role and name, as a screen reader
+    finds it, it is the link there and opens that card; the keyboard has one stop a structure."""
+    page = battle_page(live_server, demo, watch)
+    margins = page.evaluate(MARGINS)
+    assert len(margins) >= 12, margins
+    for tap, x, y in margins[:4]:
+        piece = page.locator(f"#map-{tap}")
+        words = piece.get_attribute("aria-label")
+        link = page.locator("#map .map-taps").get_by_role("link", name=words, exact=True)
+        expect(link).to_have_attribute("data-tap", tap)
+        assert link.evaluate("(a, xy) => document.elementFromPoint(...xy).closest('a') === a", [x, y])
+        with swapped(page, "#card"):
+            page.touchscreen.tap(x, y)
+        expect(page.locator("#card-title")).to_have_text(words.split(",")[0])
+        # The keyboard: from the piece before it, Tab lands on this structure's own link, not its shape,
+        # and Enter opens its card.
+        at = page.evaluate("tap => [...document.querySelectorAll('#map .map-structure')]"
+                           ".indexOf(document.getElementById('map-' + tap))", tap)
+        if at > 0:
+            page.locator("#map .map-structure").nth(at - 1).focus()
+            page.keyboard.press("Tab")
+            expect(piece).to_be_focused()
+            with swapped(page, "#card"):
+                page.keyboard.press("Enter")
+            expect(page.locator("#card-title")).to_have_text(words.split(",")[0])

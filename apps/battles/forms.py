@@ -240,7 +240,7 @@ class ActionForm(forms.Form):
         if self.spec is None:
             return
         if self.acting_field == "attacker":
-            self.left_out = []
+            self.left_out, self.spent = [], []
             choices = self._my_units("attacker")
             help_text = ATTACKER_HELP.get(self.data.get("action"), "")
             if self.left_out:
@@ -248,6 +248,9 @@ class ActionForm(forms.Form):
             elif len(choices) == 1 and self.data.get("action") == "ba_indirect" and self.data.get("mode") != "air_strike":
                 # An empty list, with the air strike that needs no gun of theirs one choice further down.
                 help_text = "None of your units fires indirect. For an air strike, choose “Air strike” under Attack"
+            elif len(choices) == 1 and self.spent:
+                # An empty list that said nothing sent the player looking for the unit they had just fired with.
+                help_text = f"Not offered: {', '.join(self.spent)}"
             self.fields["attacker"] = forms.CharField(
                 label="Attacking unit", required=False, widget=forms.Select(choices=choices), help_text=help_text,
             )
@@ -472,6 +475,9 @@ class ActionForm(forms.Form):
                 choices.append(unit_choice(self.state, u, "routed" if self._routed(u) else ""))
             elif u.id == current:
                 choices.append(unit_choice(self.state, u, "has acted" if done else "incapacitated"))
+            else:
+                self.__dict__.setdefault("spent", []).append(
+                    f"{u.label} ({'has acted this turn' if done else 'incapacitated'})")
         if current and current not in {c[0] for c in choices}:
             unit = self.state.units.get(current)
             # Chosen, then lost to the other side's attack on another phone: say so, not "not yours".

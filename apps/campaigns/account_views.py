@@ -65,8 +65,10 @@ def sign_up(request):
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.get_username()}. Join a club with an invitation code, or "
-                                  "start your own.")
-        return redirect(safe_next(request) or "club_list")
+        back = safe_next(request)
+        # Back at the invitation they came from, its Join button right there: not sent to type its code.
+        messages.success(request, f"Welcome, {user.get_username()}." if back else
+                         f"Welcome, {user.get_username()}. Join a club with an invitation code, or start your own.")
+        return redirect(back or "club_list")
     return render(request, "registration/signup.html", {"form": form, "next": safe_next(request)},
                   status=400 if request.method == "POST" else 200)

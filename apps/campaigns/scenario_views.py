@@ -32,8 +32,9 @@ from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm,
                                            ScenarioForm, SectionForm, StartBattleForm, StartCampaignForm, StructureForm,
                                            UnitForm, UnitWeaponFormSet, ZoneFormSet, half_extents)
 from apps.rules import ActionRefused
+from apps.rules.dh import validate_sheet
 from apps.structures import blueprints
-from apps.structures.formats import dumps, first_free, number
+from apps.structures.formats import dumps, first_free, number, rules_dict, sheet_body
 from apps.structures.models import BunkerSheet, Floor, Material, Opening, Structure, has_crews, mark_crews
 from apps.structures.views import download_name, json_download, print_cards, run_import
 from config.responses import refused, see_other
@@ -209,6 +210,9 @@ def builder_context(request, scenario, **overrides):
         s.floor_count = len(s.floors.all())
         # Added, switched to Disposable Heroes or imported with the sheet's crew, before anyone said whose.
         s.crew_of_nobody = s.crewed and s.crew_men and not s.crew_side
+        # A club's sheet still being drawn up may be placed, but the rules refuse every attack on its bunker
+        # (apps.rules.dh): said only at the table, mid-game, had nobody there been able to fill it in.
+        s.sheet_problems = validate_sheet(rules_dict(sheet_body(s.sheet))) if s.crewed else []
     sides = {a.side for a in armies}
     zones = overrides.get("zone_formset") or ZoneFormSet(prefix="zones", scenario=scenario, initial=[
         {k: z.get(k) for k in ("side", "x", "y", "width", "depth")} for z in scenario.deployment_zones or []

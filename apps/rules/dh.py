@@ -184,7 +184,10 @@ def _sheet(s):
     problems = _problems(s.sheet)
     if problems:
         path, message = problems[0]
-        raise InputError(f"structure.sheet.{path}", s.sheet.slug, f"{s.label}'s sheet: {path} {message}")
+        # A club's sheet still being drawn up reaches the table: not the attacker's mistake, and not theirs to fix.
+        raise InputError(f"structure.sheet.{path}", s.sheet.slug, f"{s.label}'s sheet is not ready for play "
+                                                                  f"({path} {message}): a designer fills it in on "
+                                                                  "its page under Sheets")
     if s.destroyed:
         refuse("structure", s.id, f"{s.label} has been destroyed")
     return s.sheet, s.crew

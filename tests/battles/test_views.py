@@ -129,6 +129,21 @@ def test_a_unit_that_acted_is_not_offered(client, w):
     assert attackers == ["", uid(w.rifles)]
 
 
+def test_an_empty_attacker_list_says_whose_units_have_acted(client, w):
+    """Found at a phone-sized table: once the field gun had fired, the HE form's unit list was empty and said
+    nothing, and the player looked for the gun they had just fired with. Left empty, the list names who has
+    acted; a unit that merely lacks the weapon (the rifles) is not named."""
+    Unit.objects.filter(pk=w.gun.pk).update(acted=True)
+    response = signed(client, w.alice).get(url(w, "battle"))
+    attackers = [o.attrs["value"] for o in page(response).find("id_attacker").find_all("option")]
+    assert attackers == [""]
+    assert text_of(response, "id_attacker_helptext") == "Not offered: Field gun (has acted this turn)"
+    # With a unit to choose, the list says nothing more than it did.
+    UnitWeapon.objects.create(unit=w.rifles, weapon=w.he)
+    response = signed(client, w.alice).get(url(w, "battle"))
+    assert page(response).find("id_attacker_helptext") is None
+
+
 def test_a_watcher_sees_no_form(client, w):
     designer = factories.User.objects.create_user("dora-test", password="x")
     Membership.objects.create(club=w.club, user=designer, role=Role.DESIGNER)

@@ -338,6 +338,26 @@ def test_strangers_are_asked_to_sign_in_or_up_and_come_back(c):
     assert response.status_code == 302 and response["Location"] == here
 
 
+def test_a_new_account_back_at_its_invitation_is_not_sent_to_type_a_code(c):
+    """Found signing up from an invitation link on a phone: back on the invitation, its Join button just
+    below, the welcome said "Join a club with an invitation code, or start your own", as if the code still
+    had to be typed somewhere else. Sent back where they came from, the welcome says only that."""
+    made = invite(c)
+    here = reverse("join_code", args=[made.code])
+    data = {"username": "fresh", "email": "fresh@example.org", "password1": "a-long-Pass-phrase-77",
+            "password2": "a-long-Pass-phrase-77", "next": here}
+    response = Client().post(reverse("signup"), data, follow=True)
+    assert response.redirect_chain == [(here, 302)]
+    said = [li.text() for li in page(raw_body(response)).find_all("li", cls="message")]
+    assert said == ["Welcome, fresh."]
+    assert Invite.objects.get().uses == 0  # joining is still the Join button's
+    # Without an invitation to go back to, the welcome still says how to get into a club.
+    response = Client().post(reverse("signup"), {**data, "username": "other", "email": "other@example.org",
+                                                 "next": ""}, follow=True)
+    said = [li.text() for li in page(raw_body(response)).find_all("li", cls="message")]
+    assert said == ["Welcome, other. Join a club with an invitation code, or start your own."]
+
+
 # ---------------------------------------------------------------------------------- roles
 
 def test_an_organiser_changes_a_role(c):

@@ -278,6 +278,30 @@ def test_the_sheet_lists_tell_a_clone_from_its_library_sheet(client, demo, hill)
     assert f'<option value="{library.pk}">German AT Bunker (library)</option>' in structure_page
 
 
+def test_the_builder_marks_a_bunker_whose_sheet_is_not_ready_for_play(client, demo, hill):
+    """Found playing a weekend's campaign on phones: a club's sheet drawn up from the blank card without its
+    main-gun row went onto a bunker and into a campaign, and at the table every attack on that bunker was
+    refused ("…'s sheet: penetration_row needs 10 values"). The sheet editor said "Not ready for play yet",
+    the builder said nothing. Now the bunker's row says so, and links to the sheet to fill it in."""
+    library = BunkerSheet.objects.get(club=None, slug="german-hmg-loghouse")
+    assert client.post(reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk}).status_code == 302
+    clone = BunkerSheet.objects.get(club=demo.club, slug="german-hmg-loghouse")
+    BunkerSheet.objects.filter(pk=clone.pk).update(name="Hill 112 Pillbox", penetration_row=[])
+    assert add(client, hill, "bunker", sheet=clone.pk).status_code == 302
+    assert add(client, hill, "bunker", sheet=library.pk).status_code == 302
+    unready, ready = hill.structures.get(sheet=clone), hill.structures.get(sheet=library)
+    response = client.get(reverse("scenario", args=[hill.pk]))
+    said = ("Its sheet is not ready for play (penetration_row needs 10 values (d10 <2, 2 … 9, 10+), has 0): "
+            "every attack on it is refused until the sheet is filled in. Fill in the sheet")
+    assert said in text_of(response, f"structure-{unready.pk}")
+    row = page(response).find(f"structure-{unready.pk}")
+    assert reverse("sheet_edit", args=[clone.pk]) in [a.attrs.get("href") for a in row.find_all("a")]
+    assert "not ready for play" not in text_of(response, f"structure-{ready.pk}")
+
+    BunkerSheet.objects.filter(pk=clone.pk).update(penetration_row=library.penetration_row)
+    assert "not ready for play" not in text_of(client.get(reverse("scenario", args=[hill.pk])), f"structure-{unready.pk}")
+
+
 def test_a_bolt_action_bunker_takes_its_sheet_but_no_crew(client, demo, hill):
     """Units hold a Bolt Action bunker (seed 001 'Bunkers'): its sheet gives its kind and shape, and
     the builder neither gives it the sheet's crew nor asks for one. Disposable Heroes does both."""

@@ -430,6 +430,19 @@ def test_a_damaged_sheet_is_refused_by_name():
     assert err.value.field == "structure.sheet.locations.top.av"
 
 
+def test_a_sheet_not_ready_for_play_is_refused_saying_so():
+    """Found at the table: every attack on a bunker whose club sheet had no main-gun row yet was refused with
+    "Hill 112 Pillbox's sheet: penetration_row needs 10 values …", which read as the attacker's mistake. The
+    refusal says that the sheet is not ready for play, and who puts it right."""
+    f = fort()
+    with pytest.raises(InputError) as err:
+        resolve("dh_main_gun", dh(f.replace(sheet=f.sheet.replace(penetration_row=()))), MAIN_GUN, ScriptedDice([]))
+    assert err.value.field == "structure.sheet.penetration_row"
+    assert str(err.value.message) == (
+        "German HMG Loghouse's sheet is not ready for play (penetration_row needs 10 values (d10 <2, 2 … 9, "
+        "10+), has 0): a designer fills it in on its page under Sheets")
+
+
 def test_summaries_read_as_sentences():
     """"1 natural 1", not "1 ones"; the seed's "2 PH." is not followed by ".;"."""
     state = dh(fort())

@@ -75,6 +75,19 @@ def test_bunker_crew_state(client, world):
     assert "Crew routed" in bunker and "Routed yes" in bunker and "Weapons destroyed 45mm, Maxim" in bunker
 
 
+def test_a_destroyed_structure_is_not_edged_as_intact(client, world):
+    """Found on a phone: a bunker knocked out by a main gun read "Destroyed" in red on a card edged in the
+    green that the map's key calls intact, in the battle's structure list and on the campaign's ground."""
+    Structure.objects.filter(pk=world.bunker.pk).update(destroyed=True, crew_left=0)
+    Structure.objects.filter(pk=world.campaign_structure.pk).update(destroyed=True)
+    cards = {card.attrs["id"]: card.attrs["class"].split()
+             for card in page(battle_page(client, world)).find("structures").find_all("li", cls="structure-card")}
+    assert cards[f"structure-{world.bunker.pk}"] == ["structure-card", "is-destroyed"]
+    assert cards[f"structure-{world.house.pk}"] == ["structure-card", "is-damaged"]
+    ground = page(signed_in(client, world.player).get(reverse("campaign", args=[world.campaign.pk])))
+    assert ground.find(f"ground-{world.campaign_structure.pk}").attrs["class"].split() == ["structure-card", "is-destroyed"]
+
+
 def test_both_armies_with_models_down_and_pins(client, world):
     armies = text_of(battle_page(client, world), "armies")
     assert "Red Guards" in armies and "Grey Column" in armies

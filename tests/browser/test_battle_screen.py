@@ -385,6 +385,8 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
     expect(alice.locator("#attack-form .result")).to_contain_text("Resolved #")
     expect(alice.locator(gun_row)).to_contain_text("Acted")
     expect(alice.locator(f'#id_attacker option[value="{gun}"]')).to_have_count(0)  # it has acted
+    # Alice's only HE gun has fired: the list left empty says why, not nothing at all.
+    expect(alice.locator("#id_attacker_helptext")).to_have_text("Not offered: Field gun team (has acted this turn)")
     expect(bob.locator(gun_row)).to_contain_text("Acted", timeout=POLL_WAIT_MS)
 
     # End the turn: the button asks first, as a tap at the table could be a slip.
@@ -399,6 +401,7 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
     expect(alice.locator(gun_row)).not_to_contain_text("Acted")
     # The turn's answer leaves the attack form alone, so the form asks again: the gun may act anew.
     expect(alice.locator(f'#id_attacker option[value="{gun}"]')).to_have_count(1)
+    expect(alice.locator("#id_attacker_helptext")).to_have_count(0)
     actions = list(LogEntry.objects.filter(battle=demo, seq__gt=before).order_by("seq").values_list("action", flat=True))
     assert actions[0] == "end_turn" and "upkeep" in actions, actions
     for seq in range(before + 1, before + len(actions) + 1):

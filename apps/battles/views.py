@@ -391,12 +391,15 @@ def units_svg(pieces):
     e = conditional_escape
 
     def leader(u):
-        if math.dist(u.spot, (u.x, u.y)) <= 1:
+        far = math.dist(u.spot, (u.x, u.y))
+        if far <= 1:
             return ""
-        x, y, side = _g(u.spot[0]), _g(u.spot[1]), e(u.side)
-        return (f'<line class="map-unit-leader side-{side}" x1="{x}" y1="{y}" x2="{_g(u.x)}" y2="{_g(u.y)}" '
-                f'aria-hidden="true"></line><circle class="map-unit-spot side-{side}" cx="{x}" cy="{y}" r="0.4" '
-                f'aria-hidden="true"></circle>')
+        # A ring on the spot, the line from its edge: a spot on a name leaves the letter under it readable.
+        (sx, sy), side = u.spot, e(u.side)
+        ex, ey = round(sx + (u.x - sx) * SPOT_RING / far, 2), round(sy + (u.y - sy) * SPOT_RING / far, 2)
+        return (f'<line class="map-unit-leader side-{side}" x1="{_g(ex)}" y1="{_g(ey)}" x2="{_g(u.x)}" '
+                f'y2="{_g(u.y)}" aria-hidden="true"></line><circle class="map-unit-spot side-{side}" cx="{_g(sx)}" '
+                f'cy="{_g(sy)}" r="{SPOT_RING}" aria-hidden="true"></circle>')
 
     def unit(u):
         said, state = ("routed", " is-routed") if u.routed else \
@@ -422,6 +425,7 @@ def unit_mark(pins, routed):
 # A unit's dot as the map draws it (battle.css): radius 1 and half its 0.35 ring, rounded up; its mark's
 # size and halo (`.map text`'s stroke).
 UNIT_DOT, UNIT_MARK_SIZE, UNIT_MARK_HALO = 1.2, 1.3, 0.35
+SPOT_RING = 0.5  # the radius of the ring on the spot of a unit whose dot is drawn off it (`units_svg`)
 
 
 def fan_out(pieces, table_w, table_d, keep_clear=()):

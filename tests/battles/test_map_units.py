@@ -257,7 +257,7 @@ def test_a_fire_or_a_crews_new_pin_that_moves_a_dot_redraws_the_units():
 
 LEADER = re.compile(r'<line class="map-unit-leader side-(\w)" x1="([\d.]+)" y1="([\d.]+)" x2="([\d.]+)" '
                     r'y2="([\d.]+)" aria-hidden="true"></line><circle class="map-unit-spot side-\w" cx="([\d.]+)" '
-                    r'cy="([\d.]+)" r="0.4" aria-hidden="true"></circle>')
+                    r'cy="([\d.]+)" r="([\d.]+)" aria-hidden="true"></circle>')
 
 
 def test_a_dot_pushed_off_a_long_name_goes_straight_off_it_and_points_to_where_the_unit_stands():
@@ -278,7 +278,9 @@ def test_a_dot_pushed_off_a_long_name_goes_straight_off_it_and_points_to_where_t
     # Straight up (below it the table ends), a hair clear of the name: no farther.
     assert dot.x == 26 and 45 - dot.y <= 45 - name[1] + DOT + 0.45
     assert (dots["Scouts"].x, dots["Scouts"].y) == (60, 10)
-    leaders = LEADER.findall(board.map["units_svg"])
-    assert leaders == [("A", "26", "45", f"{dot.x:g}", f"{dot.y:g}", "26", "45")]
+    # A ring on its spot, the line from the ring's edge to the dot.
+    (side, x1, y1, x2, y2, cx, cy, r), = LEADER.findall(board.map["units_svg"])
+    assert (side, cx, cy, x2, y2) == ("A", "26", "45", f"{dot.x:g}", f"{dot.y:g}")
+    assert float(x1) == 26 and abs(45 - float(y1) - float(r)) < 0.01 and float(y1) > dot.y
     # Under the dots, so a line never crosses another unit's initials.
     assert board.map["units_svg"].index("map-unit-leader") < board.map["units_svg"].index('class="map-unit ')

@@ -251,6 +251,31 @@
     event.detail.shouldSwap = false;
     typed = null;
   });
+  // htmx puts the new form in before it takes the old one out. With the focus in the old one, Chromium
+  // moved the page down by the new form's height and never back: a player reading the log below lost
+  // their place (some 1,500 px on a phone) whenever another phone's change redrew the form. What was in
+  // the middle of the screen is put back where it was, unless that is the form or its card, or the field
+  // in the form with the focus is on the screen: a player at the form keeps it where the browser keeps it.
+  var reading = null;
+  function onScreen(el) {
+    var box = el.getBoundingClientRect();
+    return box.bottom > 0 && box.top < window.innerHeight;
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var config = event.detail.requestConfig;
+    var form = document.getElementById("attack-form");
+    var active = document.activeElement;
+    reading = null;
+    if (!event.detail.shouldSwap || !config || !config.elt || config.elt.id !== "attack-panel" || !form ||
+        (active && form.contains(active) && onScreen(active))) return;
+    var seen = document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
+    if (seen && !seen.closest("#attack-form, #card")) reading = { el: seen, top: seen.getBoundingClientRect().top };
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var seen = reading;
+    reading = null;
+    if (seen && seen.el.isConnected) window.scrollBy(0, seen.el.getBoundingClientRect().top - seen.top);
+  });
   document.addEventListener("htmx:afterSwap", function () {
     var form = document.getElementById("attack-form");
     if (!typed || !form || !form.elements) return;

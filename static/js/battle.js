@@ -181,13 +181,16 @@
   // The form's answer is drawn from what was sent: a die typed, a choice tapped ("I rolled") or a
   // select changed while it was on its way would vanish when it replaces the form. Put back every
   // field changed since it was sent, and the focus, and send the form again with them.
+  // A field is a list of values: a box unticked in a list where another stays ticked (the pieces caught)
+  // is a change too.
   var typed = null;
   function shown(form) {
     var values = {};
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name || el.type === "hidden" || el.type === "submit" || el.type === "button") return;
+      values[el.name] = values[el.name] || [];
       if ((el.type === "radio" || el.type === "checkbox") && !el.checked) return;
-      values[el.name] = el.value;
+      values[el.name].push(el.value);
     });
     return values;
   }
@@ -204,8 +207,8 @@
     var values = {};
     var any = false;
     Object.keys(now).forEach(function (name) {
-      var before = sent.get(name);
-      if (now[name] !== (before === null ? "" : String(before))) {
+      var before = sent.getAll(name).map(String).filter(Boolean).sort().join("\n");
+      if (now[name].filter(Boolean).sort().join("\n") !== before) {
         values[name] = now[name];
         any = true;
       }
@@ -281,12 +284,14 @@
     if (!typed || !form || !form.elements) return;
     var last = null;
     Object.keys(typed.values).forEach(function (name) {
-      var value = typed.values[name];
+      var chosen = typed.values[name];
+      var value = chosen.length ? chosen[0] : "";
       Array.prototype.forEach.call(form.elements, function (el) {
         if (el.name !== name) return;
         if (el.type === "radio" || el.type === "checkbox") {
-          if (el.value === value && !el.checked) {
-            el.checked = true;
+          var on = chosen.indexOf(el.value) >= 0;
+          if (el.checked !== on) {
+            el.checked = on;
             last = el;
           }
         } else if (el.value !== value &&

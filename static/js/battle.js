@@ -181,13 +181,16 @@
   // The form's answer is drawn from what was sent: a die typed, a choice tapped ("I rolled") or a
   // select changed while it was on its way would vanish when it replaces the form. Put back every
   // field changed since it was sent, and the focus, and send the form again with them.
+  // A field is a list of values: a box unticked in a list where another stays ticked (the pieces caught)
+  // is a change too.
   var typed = null;
   function shown(form) {
     var values = {};
     Array.prototype.forEach.call(form.elements, function (el) {
       if (!el.name || el.type === "hidden" || el.type === "submit" || el.type === "button") return;
+      values[el.name] = values[el.name] || [];
       if ((el.type === "radio" || el.type === "checkbox") && !el.checked) return;
-      values[el.name] = el.value;
+      values[el.name].push(el.value);
     });
     return values;
   }
@@ -204,8 +207,8 @@
     var values = {};
     var any = false;
     Object.keys(now).forEach(function (name) {
-      var before = sent.get(name);
-      if (now[name] !== (before === null ? "" : String(before))) {
+      var before = sent.getAll(name).map(String).filter(Boolean).sort().join("\n");
+      if (now[name].filter(Boolean).sort().join("\n") !== before) {
         values[name] = now[name];
         any = true;
       }
@@ -251,17 +254,44 @@
     event.detail.shouldSwap = false;
     typed = null;
   });
+  // htmx puts the new form in before it takes the old one out. With the focus in the old one, Chromium
+  // moved the page down by the new form's height and never back: a player reading the log below lost
+  // their place (some 1,500 px on a phone) whenever another phone's change redrew the form. What was in
+  // the middle of the screen is put back where it was, unless that is the form or its card, or the field
+  // in the form with the focus is on the screen: a player at the form keeps it where the browser keeps it.
+  var reading = null;
+  function onScreen(el) {
+    var box = el.getBoundingClientRect();
+    return box.bottom > 0 && box.top < window.innerHeight;
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var config = event.detail.requestConfig;
+    var form = document.getElementById("attack-form");
+    var active = document.activeElement;
+    reading = null;
+    if (!event.detail.shouldSwap || !config || !config.elt || config.elt.id !== "attack-panel" || !form ||
+        (active && form.contains(active) && onScreen(active))) return;
+    var seen = document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2);
+    if (seen && !seen.closest("#attack-form, #card")) reading = { el: seen, top: seen.getBoundingClientRect().top };
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var seen = reading;
+    reading = null;
+    if (seen && seen.el.isConnected) window.scrollBy(0, seen.el.getBoundingClientRect().top - seen.top);
+  });
   document.addEventListener("htmx:afterSwap", function () {
     var form = document.getElementById("attack-form");
     if (!typed || !form || !form.elements) return;
     var last = null;
     Object.keys(typed.values).forEach(function (name) {
-      var value = typed.values[name];
+      var chosen = typed.values[name];
+      var value = chosen.length ? chosen[0] : "";
       Array.prototype.forEach.call(form.elements, function (el) {
         if (el.name !== name) return;
         if (el.type === "radio" || el.type === "checkbox") {
-          if (el.value === value && !el.checked) {
-            el.checked = true;
+          var on = chosen.indexOf(el.value) >= 0;
+          if (el.checked !== on) {
+            el.checked = on;
             last = el;
           }
         } else if (el.value !== value &&

@@ -894,3 +894,58 @@ def test_the_turns_panel_and_header_a_player_is_using_stay_put_when_another_phon
     expect(alice.locator("#battle-header")).to_have_attribute("data-version", str(version))
     expect(alice.locator("#poller input[name=v]")).to_have_value(str(version))
     expect(alice.locator(f"#log-{newest_seq(demo)}")).to_contain_text(sniper.name)
+
+
+def test_a_player_reading_below_the_attack_form_keeps_their_place_when_another_phone_redraws_it(
+        live_server, demo, watch):
+    """Another phone fires the field gun alice was aiming: her form asks again and is drawn anew without it.
+    htmx puts the new form in before it takes the old one out, and with the focus still in the old one (the
+    select last chosen), Chromium moved the page down by the form's height: alice, reading the log further
+    down, found herself some 1,500 px below it."""
+    townhouse, sid, units, shell = ids(demo)
+    gun, squad = units[("A", "Field gun team")], units[("B", "Grenadier Squad 2")]
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    with swapped(alice, "#card", "#attack-form"):
+        alice.locator(f'#map [data-structure="{sid}"]').tap()
+    aim_the_field_gun(alice, units, shell)
+    alice.locator("#id_weapon").focus()
+    alice.locator("#log-title").scroll_into_view_if_needed()
+    reading = alice.locator("#log-title").bounding_box()["y"]
+    with swapped(alice, "#attack-form"):  # drawn anew: the gun has acted
+        services.perform(battle_id=demo.pk, user=get_user_model().objects.get(username="alice"), action="ba_he",
+                         inputs={"weapon": shell, "structure": sid, "target": squad, "hit": "yes"}, attacker=gun,
+                         dice_values=["3", "4"])
+    alice.wait_for_function(QUIET)
+    # Where it was, give or take a line of the turns panel above it.
+    assert abs(alice.locator("#log-title").bounding_box()["y"] - reading) < 100
+
+
+def test_a_box_unticked_while_the_form_answers_is_kept(live_server, demo, watch):
+    """Alice enters who the fire caught and eliminated: she ticks one piece as eliminated and, before the
+    form's answer to that is back, unticks a piece as caught. That box came back ticked with the answer,
+    and stayed so: the form told what had changed meanwhile only by a list's first ticked value."""
+    townhouse, sid, units, _ = ids(demo)
+    Structure.objects.filter(pk=townhouse.pk).update(fire_size=4, fire_started_turn=demo.turn)
+    Battle.objects.filter(pk=demo.pk).update(ruleset="lg", fires=True, collapse_check=False,
+                                             upkeep_turn=demo.turn - 1, sequence={})
+    alice = sign_in(watch("alice"), live_server.url, "alice")
+    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
+    with swapped(alice, "#turns"):
+        alice.locator("#turns [data-action=upkeep]").click()
+    with swapped(alice, "#attack-form"):
+        alice.locator("#turns a.button-link", has_text="Enter who the fire in Brick townhouse eliminated").click()
+    # The form comes with the pieces the fire reached ticked as caught (in the demo, two).
+    first, second = alice.locator("#id_caught input:checked").evaluate_all("boxes => boxes.map(b => b.value)")
+    held = []
+    alice.route("**/form/**", lambda route: held.append(route) if not held else route.continue_())
+    alice.locator(f'#id_eliminated input[value="{first}"]').check()
+    alice.wait_for_function("() => document.querySelector('#attack-panel').classList.contains('htmx-request')")
+    alice.locator(f'#id_caught input[value="{second}"]').uncheck()
+    assert len(held) == 1, "the untick waits behind the tick's answer"
+    held[0].continue_()
+    alice.wait_for_function(QUIET)
+    alice.unroute("**/form/**")
+    expect(alice.locator(f'#id_eliminated input[value="{first}"]')).to_be_checked()
+    expect(alice.locator(f'#id_caught input[value="{first}"]')).to_be_checked()
+    expect(alice.locator(f'#id_caught input[value="{second}"]')).not_to_be_checked()

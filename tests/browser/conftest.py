@@ -28,11 +28,20 @@ document.addEventListener("securitypolicyviolation", function (e) {
                 " at " + e.sourceFile + ":" + e.lineNumber);
 });
 window.__htmxBusy = 0;
+// Resolve replaces the attack form's refresh in flight (hx-sync="#attack-panel:replace"): that abort is by
+// design, and htmx logs it as an error. Any other abort (a tap's own request) is one.
+document.addEventListener("htmx:sendAbort", function (e) {
+  var c = e.detail.requestConfig || {};
+  if (e.detail.elt && e.detail.elt.id === "attack-panel" && c.verb === "get") return;
+  console.error("request aborted: " + c.verb + " " + c.path);
+});
 document.addEventListener("htmx:beforeRequest", function (e) {
   window.__htmxBusy += 1;
   e.detail.xhr.addEventListener("loadend", function () { window.__htmxBusy -= 1; });
 });
 """
+# htmx's own lines for an aborted request; INIT_SCRIPT reports the aborts that are not by design.
+HTMX_ABORT_LOG = ("htmx:sendAbort,", "htmx:afterRequest,")
 QUIET = "() => window.__htmxBusy === 0 && !document.querySelector('.htmx-added, .htmx-settling, .htmx-swapping')"
 
 
@@ -44,7 +53,7 @@ class Problems:
 
     def attach(self, page, who):
         def on_console(message):
-            if message.type == "error":
+            if message.type == "error" and not message.text.startswith(HTMX_ABORT_LOG):
                 self.items.append(f"{who} console error: {message.text} ({message.location.get('url', '')})")
 
         page.on("console", on_console)

@@ -41,6 +41,7 @@ from apps.campaigns.models import Role
 from apps.structures.models import Floor
 from apps.structures.views import free_riflemen, openings_by_side, weapons_lost
 from config.responses import post_or_back, refused, see_other
+from config.widgets import esc
 
 PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
@@ -979,7 +980,8 @@ def rolls_html(entry):
 
 
 def _text(value):
-    return conditional_escape("" if value is None else value)
+    # conditional_escape to the character, without its check of each argument for a lazy string.
+    return esc("" if value is None else value)
 
 
 def log_page(battle, before=None, turn_above=None):

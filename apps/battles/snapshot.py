@@ -132,6 +132,26 @@ def weapon_profile(w):
     )
 
 
+# The catalogue's weapon profiles by the whole row they were read from: every load reads the ruleset's
+# catalogue, a dozen rows or more, which a club seldom changes; building each row and its profile again
+# was a tenth of an action's load. A row changed in any column is a new key.
+_PROFILES = {}
+
+
+def catalogue_weapon(values):
+    """The rules' profile of a catalogue weapon row (as `weapon_profile(WEAPONS.build(values))`)."""
+    key = tuple(values)
+    try:
+        profile = _PROFILES.get(key)
+    except TypeError:  # a column the driver handed back as a list or dict
+        return weapon_profile(WEAPONS.build(values))
+    if profile is None:
+        if len(_PROFILES) > 5000:  # edited catalogues' old rows: never read again
+            _PROFILES.clear()
+        profile = _PROFILES[key] = weapon_profile(WEAPONS.build(values))
+    return profile
+
+
 def battle_options(battle):
     known = set(BattleOptions.__dataclass_fields__)
     return BattleOptions.from_dict({k: v for k, v in battle.rules_options().items() if k in known})
@@ -190,7 +210,7 @@ def _snapshot(battle, results):
     floors = _floors(next(results), next(results), structure_rows)
     armies = _armies(next(results))
     unit_rows = _units(next(results), next(results), armies, floors)
-    weapons = [weapon_profile(WEAPONS.build(values)) for values in next(results)]
+    weapons = [catalogue_weapon(values) for values in next(results)]
     cache_occupants(structure_rows.values(), unit_rows.values())
     sheets = {}
     state = BattleState.build(
@@ -489,12 +509,20 @@ def _structures_sql(battle_id, lock):
 
 
 def _structures(result):
-    rows = {}
+    rows, materials = {}, {}
     a, b, c = STRUCTURES.width, STRUCTURES.width + MATERIALS.width, STRUCTURES.width + 2 * MATERIALS.width
+
+    def material(columns):
+        # A battle's structures share a handful of materials: each is built once (its id comes first).
+        found = materials.get(columns[0])
+        if found is None:
+            found = materials[columns[0]] = MATERIALS.build(columns)
+        return found
+
     for values in result:
         s = STRUCTURES.build(values[:a])
-        Structure.wall_material.field.set_cached_value(s, MATERIALS.build(values[a:b]))
-        Structure.roof_material.field.set_cached_value(s, MATERIALS.build(values[b:c]) if s.roof_material_id else None)
+        Structure.wall_material.field.set_cached_value(s, material(values[a:b]))
+        Structure.roof_material.field.set_cached_value(s, material(values[b:c]) if s.roof_material_id else None)
         Structure.sheet.field.set_cached_value(s, SHEETS.build(values[c:]) if s.sheet_id else None)
         s.floor_rows = []
         rows[structure_id(s)] = s
@@ -588,8 +616,12 @@ def _decimal(value):
 
 
 def changed_ids(before, after):
-    structures = [k for k, s in after.structures.items() if before.structures.get(k) != s]
-    units = [k for k, u in after.units.items() if before.units.get(k) != u]
+    # `rules.apply` hands on the records it did not change: those are the same objects, and comparing
+    # one field by field (a dataclass's ==) was most of this.
+    was = before.structures
+    structures = [k for k, s in after.structures.items() if was.get(k) is not s and was.get(k) != s]
+    was = before.units
+    units = [k for k, u in after.units.items() if was.get(k) is not u and was.get(k) != u]
     return structures, units
 
 

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import Http404, HttpResponse, HttpResponseForbidden, QueryDict
@@ -41,6 +42,7 @@ from apps.campaigns.models import Role
 from apps.structures.models import Floor
 from apps.structures.views import free_riflemen, openings_by_side, weapons_lost
 from config.responses import post_or_back, refused, see_other
+from config.widgets import esc
 
 PLAIN = "text/plain; charset=utf-8"  # an htmx caller's refusal: the connection notice shows its words
 # The page opens with the newest entries only; a long battle must open as fast as a short one.
@@ -959,9 +961,10 @@ def describe(s, sized_fires=True):
 RESTORABLE = ExpressionWrapper(Q(undo__has_key="structures"), output_field=BooleanField())
 
 
-def mark_turns(entries, turn_above=None):
+def mark_turns(entries, turn_above=None, *, oob=False):
     """Newest first; an entry heads its turn's group unless the entry above it is of the same turn.
-    Each gets what the log shows of it ready drawn: its dice, and its time in the club's zone."""
+    Each gets what the log shows of it ready drawn: its dice, its time in the club's zone, and the
+    whole entry (`entry_html`; with `oob`, to replace the one a page holds)."""
     for entry in entries:
         entry.action_label = action_label(entry.action)
         entry.turn_head = entry.turn != turn_above
@@ -969,7 +972,38 @@ def mark_turns(entries, turn_above=None):
         moment = timezone.localtime(entry.created_at)
         entry.time_iso, entry.time = moment.isoformat(), moment.strftime("%H:%M")
         entry.rolls = rolls_html(entry)
+        entry.html = entry_html(entry, oob)
     return entries
+
+
+def entry_html(entry, oob=False):
+    """One entry as the log shows it (`battle.html#log_entry`). Drawn here for the reason its dice are:
+    an attack's answer at a busy table carries every entry the other phones made since the page's
+    newest, and the partial's dozen lookups on each model instance were most of drawing them."""
+    side = f' <span class="muted">side {_text(entry.side)}</span>' if entry.side else ""
+    undone = undoes = ""
+    if entry.undone:
+        try:
+            by = entry.undone_by
+        except ObjectDoesNotExist:  # cached as nobody (`snapshot.log_entries`): the template said nothing
+            by = None
+        undone = f'<p class="log-note state-routed">Undone{f" by #{by.seq}" if by else ""}</p>'
+    if entry.undoes_id:
+        undoes = f'<p class="log-note">Undoes #{_text(getattr(entry.undoes, "seq", ""))}</p>'
+    return mark_safe(
+        f'\n<li id="log-{entry.seq}" class="log-entry{" is-undone" if entry.undone else ""}" data-seq="{entry.seq}"'
+        f'{" hx-swap-oob=\"true\"" if oob else ""}>\n'
+        '  <header class="log-entry-header">\n'
+        f'    <span class="log-seq">#{entry.seq}</span>\n'
+        f'    <span class="log-actor">{_text(entry.actor_name or "Game")}{side}</span>\n'
+        f'    <span class="tag">{_text(entry.action_label or entry.action)}</span>\n'
+        f'    <time class="muted" datetime="{_text(entry.time_iso)}">{_text(entry.time)}</time>\n'
+        '  </header>\n'
+        f'  <p class="log-summary">{_text(entry.summary)}</p>\n'
+        f'  {entry.rolls}\n'
+        f'  {undone}\n'
+        f'  {undoes}\n'
+        '</li>\n')
 
 
 def rolls_html(entry):
@@ -1006,7 +1040,8 @@ def rolls_html(entry):
 
 
 def _text(value):
-    return conditional_escape("" if value is None else value)
+    # conditional_escape to the character, without its check of each argument for a lazy string.
+    return esc("" if value is None else value)
 
 
 def log_page(battle, before=None, turn_above=None):
@@ -1030,7 +1065,7 @@ def log_changes(battle, after, upto=None):
     drop_head = anchor.seq if anchor is not None and new and new[-1].turn == anchor.turn else None
     # Every undo is a new entry naming what it undid: the held entries undone since are those.
     held = [e.undoes.seq for e in new if e.undoes_id and e.undoes.seq <= after]
-    undone = mark_turns(snap.log_entries(battle.pk, seqs=held)) if held else []
+    undone = mark_turns(snap.log_entries(battle.pk, seqs=held), oob=True) if held else []
     return SimpleNamespace(reset=False, new=new, undone=undone, drop_head=drop_head)
 
 

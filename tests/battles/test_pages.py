@@ -3,6 +3,7 @@ partials render on their own; and its query count does not grow with the battle.
 
 import pytest
 from django.db import connection
+from django.template import Context, Template
 from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -11,6 +12,8 @@ from django.utils import timezone
 from apps.armies.models import Army, Unit
 from apps.battles.log import append_entry
 from apps.battles.models import LogEntry
+from apps.battles import snapshot as snap
+from apps.battles import views
 from apps.battles.views import LOG_PAGE_SIZE, battle_context
 from apps.structures.models import Floor, Opening, Structure, StructureKind
 from tests.campaigns.test_pages import (  # noqa: F401 - fast_passwords is an autouse fixture
@@ -172,6 +175,42 @@ def test_undone_entries_are_marked(client, world):
     assert "is-undone" in page(response).find("log-2").attrs["class"]
     assert "Undoes #2" in text_of(response, f"log-{undo.seq}")
 
+
+# What the log_entry partial drew before views.entry_html drew entries in Python.
+ENTRY_TEMPLATE = """
+<li id="log-{{ entry.seq }}" class="log-entry{% if entry.undone %} is-undone{% endif %}" data-seq="{{ entry.seq }}"\
+{% if entry_oob %} hx-swap-oob="true"{% endif %}>
+  <header class="log-entry-header">
+    <span class="log-seq">#{{ entry.seq }}</span>
+    <span class="log-actor">{{ entry.actor_name|default:"Game" }}{% if entry.side %} <span class="muted">side \
+{{ entry.side }}</span>{% endif %}</span>
+    <span class="tag">{{ entry.action_label|default:entry.action }}</span>
+    <time class="muted" datetime="{{ entry.time_iso }}">{{ entry.time }}</time>
+  </header>
+  <p class="log-summary">{{ entry.summary }}</p>
+  {{ entry.rolls }}
+  {% if entry.undone %}<p class="log-note state-routed">Undone{% if entry.undone_by %} by \
+#{{ entry.undone_by.seq }}{% endif %}</p>{% endif %}
+  {% if entry.undoes_id %}<p class="log-note">Undoes #{{ entry.undoes.seq }}</p>{% endif %}
+</li>
+"""
+
+
+def test_a_log_entry_is_drawn_to_the_character_of_its_template(world):
+    """views.entry_html draws each entry (an answer at a busy table carries a dozen) as the partial did:
+    every word escaped, undone and undoing entries marked, out of band when an answer replaces one."""
+    attack = LogEntry.objects.get(battle=world.battle, seq=2)
+    append_entry(world.battle, action="undo", actor=world.organiser, summary='Undid #2: <b>"x"</b> & co', undoes=attack)
+    LogEntry.objects.filter(pk=attack.pk).update(undone=True, actor_name="<i>al</i>", side="B")
+    LogEntry.objects.filter(battle=world.battle, seq=1).update(actor_name="", summary="<script>'1'</script>")
+    entries = views.mark_turns(snap.log_entries(world.battle.pk))
+    assert {e.seq for e in entries if e.undone} == {2} and len(entries) == 4
+    template = Template(ENTRY_TEMPLATE)
+    for entry in entries:
+        for oob in (False, True):
+            drawn = views.mark_turns([entry], oob=oob)[0].html
+            assert drawn == template.render(Context({"entry": entry, "entry_oob": oob}))
+    assert "&lt;i&gt;al&lt;/i&gt;" in entries[-2].html and "<script>" not in entries[-1].html
 
 def test_log_shows_only_the_latest_entries(client, world):
     for n in range(4, 61):

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
-from apps.armies.models import Army, Unit
+from apps.armies.models import Army, Unit, Weapon
 from apps.battles import snapshot as snap
 from apps.battles.log import first_broken_entry
 from apps.battles.models import Battle, LogEntry
@@ -160,6 +160,20 @@ def test_an_action_reads_in_one_round_trip_and_writes_in_another(fort):
     assert fort.bunker.crew_penetrating_hits == 1 and first_broken_entry(stored.battle) is None
     assert Battle.objects.get(pk=fort.battle.pk).version == fort.battle.version + 1
 
+
+
+def test_a_catalogue_weapon_is_built_once_until_its_row_changes(battle):
+    """Every load reads the ruleset's catalogue: a row read before gives the profile built then; a row
+    edited since (a club correcting a weapon) gives the edited one on the next load."""
+    first = snap.load(battle).state.weapons
+    again = snap.load(battle).state.weapons
+    assert first and all(again[key] is profile for key, profile in first.items())
+    key, profile = next(iter(first.items()))
+    Weapon.objects.filter(pk=int(key[1:])).update(name=profile.name + " (corrected)")
+    edited = snap.load(battle).state.weapons
+    assert edited[key].name == profile.name + " (corrected)" and edited[key] is not profile
+    assert all(edited[k] is p for k, p in first.items() if k != key)
+    assert snap.load(battle).state.weapons[key] is edited[key]
 
 @pytest.mark.postgres
 def test_postgresql_plans_the_hot_statements_once_per_connection(battle):

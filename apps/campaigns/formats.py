@@ -727,6 +727,18 @@ def resolve_sheets(bodies, club):
     return rows
 
 
+def vehicles_outside(c, doc):
+    """The builder's rule (`UnitForm.clean`): a vehicle stands on the table, never on a floor of a structure,
+    where a battle's Move never takes one. Asked of a scenario file only, as `crews_as_built`: a club's backup
+    must import as it was played."""
+    for i, army in enumerate(doc["armies"]):
+        for j, unit in enumerate((army or {}).get("units") or []):
+            at = (unit or {}).get("at")
+            if at and "structure" in at and unit["kind"] == UnitKind.VEHICLE:
+                c.error(f"armies[{i}].units[{j}].at", f"{show(unit['name'] or '')} is a vehicle: it stands on the "
+                                                      "table (x, y), not on a floor of a structure")
+
+
 def import_scenario(data, *, club, user):
     """A new scenario of `club` from a parsed "redoubt.scenario" document, with its structures,
     sheets and forces. Raises FormatErrors listing every problem (nothing is saved then). A name the
@@ -736,6 +748,7 @@ def import_scenario(data, *, club, user):
     doc = clean_scenario(c, data) if check_document(c, data, SCENARIO_FORMAT, SCENARIO_VERSION) else None
     if doc is not None:
         crews_as_built(c, doc)
+        vehicles_outside(c, doc)
     if not c.ok:
         raise c.failure()
     try:

@@ -747,6 +747,11 @@ class UnitForm(SeenState, forms.ModelForm):
                 elif data[name] > limit:
                     self.add_error(name, f"The table is {number(limit)}″: enter 0 to {number(limit)}")
         elif place.startswith("floor:"):
+            if data.get("kind") == UnitKind.VEHICLE:
+                # The battle's Move never takes a vehicle into a structure, and Bolt Action sets only infantry
+                # and artillery up inside a building: placed here, a battle began with a tank in a house.
+                self.add_error("place", "A vehicle stands on the table, not in a structure: place it at a point on "
+                                        "the table")
             floor_id = self.floor_ids.get(place)
             holder = Unit.objects.filter(floor_id=floor_id).exclude(pk=self.instance.pk).first()
             if holder is not None and holder != self.added:  # this form's first send put it there: the view lands on it

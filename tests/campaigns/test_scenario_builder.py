@@ -893,6 +893,31 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     assert (at_gun.x, at_gun.y) == (Decimal("20"), Decimal("7.5"))
 
 
+def test_a_vehicle_is_not_placed_on_a_floor_of_a_structure(client, demo):
+    """The builder put the village's Tiger on the brick house's ground floor, and a battle started from it
+    had a tank inside a house, where the battle's Move never lets one go (Bolt Action sets only infantry and
+    artillery up inside a building). Refused beside "Where", with nothing saved."""
+    scenario = demo.village
+    tiger = Unit.objects.get(army__scenario=scenario, name="Tiger I")
+    floor = next(f for s in scenario.structures.order_by("pk") for f in s.floors.all() if not hasattr(f, "occupant"))
+    url = reverse("scenario_unit", args=[scenario.pk, tiger.pk])
+    data = form_data(signed_in(client, demo.designer).get(url), None)
+    response = client.post(url, {**data, "place": f"floor:{floor.pk}"})
+    assert response.status_code == 400
+    assert text_of(response, "id_place_error") == ("A vehicle stands on the table, not in a structure: place it at a "
+                                                   "point on the table")
+    tiger.refresh_from_db()
+    assert (tiger.floor_id, tiger.x, tiger.y) == (None, 50, 40)
+    # An infantry unit may stand there; a unit on a floor made a vehicle is refused the same way.
+    squad = Unit.objects.get(army=tiger.army, name="Grenadier Squad 1")
+    url = reverse("scenario_unit", args=[scenario.pk, squad.pk])
+    data = form_data(client.get(url), None)
+    assert data["place"].startswith("floor:")
+    response = client.post(url, {**data, "kind": "vehicle"})
+    assert response.status_code == 400 and "A vehicle stands on the table" in text_of(response, "id_place_error")
+    assert Unit.objects.get(pk=squad.pk).kind == "infantry"
+
+
 def test_a_weapon_count_with_no_weapon_chosen_is_refused_beside_the_weapon(client, demo, hill):
     """A count typed in a row whose weapon was left at "---------" was dropped on save without a word: the
     squad went to the table without the 3 SMGs its designer gave it."""

@@ -376,3 +376,15 @@ def test_a_sheet_in_a_scenario_file_with_a_crew_or_rof_of_0_is_refused_at_its_pa
     sheet["weapons"][0].update(crew=0, rof=0)
     paths = [p for p, _ in errors_of(farm, demo)]
     assert paths == [f"sheets[{i}].weapons[0].crew", f"sheets[{i}].weapons[0].rof"]
+
+
+def test_a_vehicle_on_a_floor_of_a_structure_is_refused_at_its_path(demo):
+    """As the builder refuses it: a vehicle stands on the table, never on a floor (the battle's Move refuses
+    one there, and Bolt Action sets only infantry and artillery up inside a building). The village's Tiger
+    put in the brick house made a battle start with a tank on its ground floor."""
+    data = village(demo)
+    (i, j), = [(i, j) for i, a in enumerate(data["armies"]) for j, u in enumerate(a["units"]) if u["kind"] == "vehicle"]
+    data["armies"][i]["units"][j]["at"] = {"structure": 0, "floor": 0}
+    assert (f"armies[{i}].units[{j}].at",
+            '"Tiger I" is a vehicle: it stands on the table (x, y), not on a floor of a structure') in errors_of(data,
+                                                                                                                demo)

@@ -918,6 +918,38 @@ def test_a_vehicle_is_not_placed_on_a_floor_of_a_structure(client, demo):
     assert Unit.objects.get(pk=squad.pk).kind == "infantry"
 
 
+def test_a_unit_is_not_placed_inside_a_bunker_the_other_sides_crew_holds(client, demo, hill):
+    """A Disposable Heroes bunker held by side A's crew took a side B squad on its floor, and a battle
+    started from it had both sides inside one bunker, where the battle's Move takes nobody of the other side
+    (the bunker is taken by assault). Refused beside "Where", nothing saved; and a crew is not given the side
+    opposite a unit already inside."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-at-bunker")
+    add(signed_in(client, demo.designer), hill, "bunker", sheet=sheet.pk)
+    bunker = hill.structures.get()
+    Structure.objects.filter(pk=bunker.pk).update(crew_side="A")
+    for side, name in (("A", "Guards"), ("B", "Grenadiers")):
+        client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": side, "newarmy-name": name})
+    floor = bunker.floors.get()
+    squad = {"kind": "infantry", "models_start": "5", "place": f"floor:{floor.pk}", "weapons-TOTAL_FORMS": "0",
+             "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0", "weapons-MAX_NUM_FORMS": "30"}
+    germans = hill.armies.get(side="B")
+    response = client.post(reverse("scenario_unit_new", args=[hill.pk, germans.pk]), {**squad, "name": "Raiders"})
+    assert response.status_code == 400
+    assert text_of(response, "id_place_error") == (f"{bunker.name} is held by its crew for side A: a side B unit is "
+                                                   "not set up inside it")
+    assert not Unit.objects.filter(name="Raiders").exists()
+
+    guards = hill.armies.get(side="A")
+    assert client.post(reverse("scenario_unit_new", args=[hill.pk, guards.pk]),
+                       {**squad, "name": "Guards squad"}).status_code == 302
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    response = client.post(url, {**form_data(client.get(url), None), "crew_side": "B"})
+    assert response.status_code == 400
+    assert text_of(response, "id_crew_side_error") == ("Guards squad (side A) stands inside: move it out first, or "
+                                                       "give the crew side A")
+    assert Structure.objects.get(pk=bunker.pk).crew_side == "A"
+
+
 def test_a_weapon_count_with_no_weapon_chosen_is_refused_beside_the_weapon(client, demo, hill):
     """A count typed in a row whose weapon was left at "---------" was dropped on save without a word: the
     squad went to the table without the 3 SMGs its designer gave it."""

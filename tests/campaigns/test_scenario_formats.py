@@ -388,3 +388,19 @@ def test_a_vehicle_on_a_floor_of_a_structure_is_refused_at_its_path(demo):
     assert (f"armies[{i}].units[{j}].at",
             '"Tiger I" is a vehicle: it stands on the table (x, y), not on a floor of a structure') in errors_of(data,
                                                                                                                 demo)
+
+
+def test_a_unit_inside_a_bunker_the_other_sides_crew_holds_is_refused_at_its_path(demo):
+    """As the builder refuses it: the farm's rifle pit is held by side A's crew, and a battle's Move never
+    takes a side B unit into it (it is taken by assault); a file setting the Panzergrenadiers inside made a
+    battle begin with both sides in one bunker. Side A's own squad may stand there."""
+    farm, pit = farm_and_pit(demo)
+    b = [a["side"] for a in farm["armies"]].index("B")
+    farm["armies"][b]["units"][0]["at"] = {"structure": pit, "floor": 0}
+    assert (f"armies[{b}].units[0].at", '"Soviet Rifle Pit" is held by its crew for side A: a side B unit is not set '
+                                        'up inside it') in errors_of(farm, demo)
+    farm["armies"][b]["units"][0]["at"] = {"x": 24, "y": 40}
+    a = 1 - b
+    farm["armies"][a]["units"][0]["at"] = {"structure": pit, "floor": 0}
+    held = import_scenario(farm, club=demo.olga_club, user=demo.olga).structures.get(name="Soviet Rifle Pit")
+    assert Unit.objects.get(floor__structure=held).name == "Guards Rifle Squad"

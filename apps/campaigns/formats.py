@@ -676,7 +676,7 @@ def on_the_table(c, path, structure, width, depth):
 
 def crews_as_built(c, doc):
     """The builder's rule for a Disposable Heroes bunker's crew (`StructureForm.check_crew`): at most its
-    sheet's men (refused), holding it for one side (told). A crew of neither side could be attacked by both sides, could
+    sheet's men (refused), holding it for one side (told), with no unit of the other side inside (refused). A crew of neither side could be attacked by both sides, could
     not leave, and counted in neither tally; more men than the sheet's were printed as the card's. Asked
     of a scenario file only: a campaign file's scenarios and ground were played as they stand (the builder
     gave a bunker its sheet's crew for neither side until it asked), and a club's backup must import."""
@@ -696,6 +696,15 @@ def crews_as_built(c, doc):
             # is chosen on its page.
             c.note(join(path, "crew_side"), f"its crew of {men} men holds it for neither side: choose the side "
                                             "whose men hold it on its page in the builder before a campaign starts")
+    # Nobody of the other side inside a crew's bunker (`UnitForm.clean`): a battle's Move takes nobody there.
+    for i, army in enumerate(doc["armies"]):
+        for j, unit in enumerate((army or {}).get("units") or []):
+            at = (unit or {}).get("at")
+            s = doc["structures"][at["structure"]] if at and "structure" in at else None
+            if s and s["crew_side"] and s["crew_men"] and army["side"] and army["side"] != s["crew_side"]:
+                c.error(f"armies[{i}].units[{j}].at", f"{show(s['name'] or '')} is held by its crew for side "
+                                                      f"{s['crew_side']}: a side {army['side']} unit is not set up "
+                                                      "inside it")
 
 
 # ---------------------------------------------------------------------------------- import
@@ -727,6 +736,18 @@ def resolve_sheets(bodies, club):
     return rows
 
 
+def vehicles_outside(c, doc):
+    """The builder's rule (`UnitForm.clean`): a vehicle stands on the table, never on a floor of a structure,
+    where a battle's Move never takes one. Asked of a scenario file only, as `crews_as_built`: a club's backup
+    must import as it was played."""
+    for i, army in enumerate(doc["armies"]):
+        for j, unit in enumerate((army or {}).get("units") or []):
+            at = (unit or {}).get("at")
+            if at and "structure" in at and unit["kind"] == UnitKind.VEHICLE:
+                c.error(f"armies[{i}].units[{j}].at", f"{show(unit['name'] or '')} is a vehicle: it stands on the "
+                                                      "table (x, y), not on a floor of a structure")
+
+
 def import_scenario(data, *, club, user):
     """A new scenario of `club` from a parsed "redoubt.scenario" document, with its structures,
     sheets and forces. Raises FormatErrors listing every problem (nothing is saved then). A name the
@@ -736,6 +757,7 @@ def import_scenario(data, *, club, user):
     doc = clean_scenario(c, data) if check_document(c, data, SCENARIO_FORMAT, SCENARIO_VERSION) else None
     if doc is not None:
         crews_as_built(c, doc)
+        vehicles_outside(c, doc)
     if not c.ok:
         raise c.failure()
     try:

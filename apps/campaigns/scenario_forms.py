@@ -478,6 +478,7 @@ class StructureForm(SeenState, forms.ModelForm):
         if data.get("crew_side") and not sheet:
             self.add_error("crew_side", "Only a structure with a sheet has a crew")
         self.check_crew(data, sheet)
+        self.check_units_inside(data)
         if data.get("roof_material") is None and data.get("flat_roof"):
             self.add_error("flat_roof", "A flat roof needs a roof material")
         if self.instance.pk and data.get("floor_count") is not None:
@@ -501,6 +502,18 @@ class StructureForm(SeenState, forms.ModelForm):
                                        f"{sheet.crew_total}")
         elif men and not data.get("crew_side") and "crew_side" not in self.errors:
             self.add_error("crew_side", f"Choose the side whose {men} men hold it (or set its crew to 0 men)")
+
+    def check_units_inside(self, data):
+        """A crew holds its bunker for one side: not while a unit of the other side stands inside (as the unit's
+        own page refuses placing one there)."""
+        side = data.get("crew_side")
+        if not (self.instance.pk and side and data.get("crew_men")) or "crew_side" in self.errors:
+            return
+        other = (Unit.objects.filter(floor__structure=self.instance).exclude(army__side=side).select_related("army")
+                 .order_by("name").first())
+        if other is not None:
+            self.add_error("crew_side", f"{other.name} (side {other.army.side}) stands inside: move it out first, or "
+                                        f"give the crew side {other.army.side}")
 
     def check_footprint(self, data):
         """The whole footprint must stand on the table, not only its centre (as when it is placed)."""
@@ -706,10 +719,12 @@ class UnitForm(SeenState, forms.ModelForm):
         elif not self.is_bound:
             self.fields["after"].initial = army.units.order_by("-pk").values_list("pk", flat=True).first() or 0
         keep_ruleset_fields(self, scenario.ruleset)
-        floors = []
+        floors, self.crewed = [], {}
         for structure in scenario.structures.prefetch_related("floors").order_by("name"):
             for floor in structure.floors.all():
                 floors.append((f"floor:{floor.pk}", f"{structure.name} — {floor.label}"))
+                if structure.crew_side and structure.crew_men:
+                    self.crewed[f"floor:{floor.pk}"] = structure
         self.fields["place"].choices = [("", "Not placed"), ("point", "A point on the table (x, y)"), *floors]
         self.floor_ids = {key: int(key.split(":")[1]) for key, _ in floors}
         if self.instance.pk:
@@ -747,6 +762,17 @@ class UnitForm(SeenState, forms.ModelForm):
                 elif data[name] > limit:
                     self.add_error(name, f"The table is {number(limit)}″: enter 0 to {number(limit)}")
         elif place.startswith("floor:"):
+            if data.get("kind") == UnitKind.VEHICLE:
+                # The battle's Move never takes a vehicle into a structure, and Bolt Action sets only infantry
+                # and artillery up inside a building: placed here, a battle began with a tank in a house.
+                self.add_error("place", "A vehicle stands on the table, not in a structure: place it at a point on "
+                                        "the table")
+            crewed = self.crewed.get(place)
+            if crewed is not None and crewed.crew_side != self.army.side:
+                # The battle's Move takes nobody into a bunker the other side's crew holds (it is assaulted):
+                # placed here, a battle began with both sides inside it.
+                self.add_error("place", f"{crewed.name} is held by its crew for side {crewed.crew_side}: a side "
+                                        f"{self.army.side} unit is not set up inside it")
             floor_id = self.floor_ids.get(place)
             holder = Unit.objects.filter(floor_id=floor_id).exclude(pk=self.instance.pk).first()
             if holder is not None and holder != self.added:  # this form's first send put it there: the view lands on it

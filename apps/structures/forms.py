@@ -285,7 +285,8 @@ class SheetEditor:
         # "12 men, including 1 NCO": the NCOs are among the crew. Asked here only, not of an import: a
         # club's backup holding a sheet saved before this check must still import.
         ranked = sum(self.body["leaders"].values())
-        if ranked > self.body["crew_total"]:
+        # A crew left empty or refused is 0 men in the body: its own field says what is wrong with it.
+        if ranked > self.body["crew_total"] and "crew_total" not in self.main.errors:
             self.leaders.coverage_errors = [f"{ranked} NCOs, more than the whole crew ({self.body['crew_total']} men)"]
         for fs in self.formsets():
             fs.slot_errors = list(fs.non_form_errors()) + getattr(fs, "coverage_errors", [])

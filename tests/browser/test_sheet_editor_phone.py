@@ -77,3 +77,23 @@ def test_what_a_save_says_does_not_cover_the_fields_of_the_sheet_editor(live_ser
     page.wait_for_function("location.hash === '#preview-heading'")
     expect(message).not_to_be_in_viewport()
     assert page.evaluate(COVERED) == []
+
+
+def test_the_live_preview_goes_on_while_a_box_holds_what_the_browser_would_refuse(live_server, demo, watch):
+    """The preview was the form's own htmx request, and htmx checks a form as the browser does before it
+    sends it: with a DM of 11 (or a required box emptied) no preview was sent at all. The card and its odds
+    stayed as they were while the designer went on changing the armour, and the DM's own message never
+    showed. The preview goes on, saying what is wrong beside the box, and saves nothing."""
+    sheet = club_sheet(demo)
+    page = sign_in(watch("demo"), live_server.url, "demo")
+    page.goto(live_server.url + reverse("sheet_edit", args=[sheet.pk]))
+    page.fill("#id_dm", "11")
+    expect(page.locator("#err-id_dm")).to_have_text("Ensure this value is less than or equal to 10.")
+    page.fill("#id_front-0-av", "95")
+    expect(page.locator("#preview-locations")).to_contain_text("95 AV")
+    page.fill("#id_crew_total", "")
+    expect(page.locator("#err-id_crew_total")).to_have_text("This field is required.")
+    page.fill("#id_front-0-av", "96")
+    expect(page.locator("#preview-locations")).to_contain_text("96 AV")
+    sheet.refresh_from_db()
+    assert (sheet.version, sheet.dm, sheet.locations["front"][0]["av"]) == (1, 0, 75)

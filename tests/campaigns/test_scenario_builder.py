@@ -917,6 +917,63 @@ def test_forces_with_units_on_floors_and_at_points(client, demo, hill):
     assert (at_gun.x, at_gun.y) == (Decimal("20"), Decimal("7.5"))
 
 
+def test_a_vehicle_is_not_placed_on_a_floor_of_a_structure(client, demo):
+    """The builder put the village's Tiger on the brick house's ground floor, and a battle started from it
+    had a tank inside a house, where the battle's Move never lets one go (Bolt Action sets only infantry and
+    artillery up inside a building). Refused beside "Where", with nothing saved."""
+    scenario = demo.village
+    tiger = Unit.objects.get(army__scenario=scenario, name="Tiger I")
+    floor = next(f for s in scenario.structures.order_by("pk") for f in s.floors.all() if not hasattr(f, "occupant"))
+    url = reverse("scenario_unit", args=[scenario.pk, tiger.pk])
+    data = form_data(signed_in(client, demo.designer).get(url), None)
+    response = client.post(url, {**data, "place": f"floor:{floor.pk}"})
+    assert response.status_code == 400
+    assert text_of(response, "id_place_error") == ("A vehicle stands on the table, not in a structure: place it at a "
+                                                   "point on the table")
+    tiger.refresh_from_db()
+    assert (tiger.floor_id, tiger.x, tiger.y) == (None, 50, 40)
+    # An infantry unit may stand there; a unit on a floor made a vehicle is refused the same way.
+    squad = Unit.objects.get(army=tiger.army, name="Grenadier Squad 1")
+    url = reverse("scenario_unit", args=[scenario.pk, squad.pk])
+    data = form_data(client.get(url), None)
+    assert data["place"].startswith("floor:")
+    response = client.post(url, {**data, "kind": "vehicle"})
+    assert response.status_code == 400 and "A vehicle stands on the table" in text_of(response, "id_place_error")
+    assert Unit.objects.get(pk=squad.pk).kind == "infantry"
+
+
+def test_a_unit_is_not_placed_inside_a_bunker_the_other_sides_crew_holds(client, demo, hill):
+    """A Disposable Heroes bunker held by side A's crew took a side B squad on its floor, and a battle
+    started from it had both sides inside one bunker, where the battle's Move takes nobody of the other side
+    (the bunker is taken by assault). Refused beside "Where", nothing saved; and a crew is not given the side
+    opposite a unit already inside."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-at-bunker")
+    add(signed_in(client, demo.designer), hill, "bunker", sheet=sheet.pk)
+    bunker = hill.structures.get()
+    Structure.objects.filter(pk=bunker.pk).update(crew_side="A")
+    for side, name in (("A", "Guards"), ("B", "Grenadiers")):
+        client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": side, "newarmy-name": name})
+    floor = bunker.floors.get()
+    squad = {"kind": "infantry", "models_start": "5", "place": f"floor:{floor.pk}", "weapons-TOTAL_FORMS": "0",
+             "weapons-INITIAL_FORMS": "0", "weapons-MIN_NUM_FORMS": "0", "weapons-MAX_NUM_FORMS": "30"}
+    germans = hill.armies.get(side="B")
+    response = client.post(reverse("scenario_unit_new", args=[hill.pk, germans.pk]), {**squad, "name": "Raiders"})
+    assert response.status_code == 400
+    assert text_of(response, "id_place_error") == (f"{bunker.name} is held by its crew for side A: a side B unit is "
+                                                   "not set up inside it")
+    assert not Unit.objects.filter(name="Raiders").exists()
+
+    guards = hill.armies.get(side="A")
+    assert client.post(reverse("scenario_unit_new", args=[hill.pk, guards.pk]),
+                       {**squad, "name": "Guards squad"}).status_code == 302
+    url = reverse("scenario_structure", args=[hill.pk, bunker.pk])
+    response = client.post(url, {**form_data(client.get(url), None), "crew_side": "B"})
+    assert response.status_code == 400
+    assert text_of(response, "id_crew_side_error") == ("Guards squad (side A) stands inside: move it out first, or "
+                                                       "give the crew side A")
+    assert Structure.objects.get(pk=bunker.pk).crew_side == "A"
+
+
 def test_a_weapon_count_with_no_weapon_chosen_is_refused_beside_the_weapon(client, demo, hill):
     """A count typed in a row whose weapon was left at "---------" was dropped on save without a word: the
     squad went to the table without the 3 SMGs its designer gave it."""

@@ -376,3 +376,31 @@ def test_a_sheet_in_a_scenario_file_with_a_crew_or_rof_of_0_is_refused_at_its_pa
     sheet["weapons"][0].update(crew=0, rof=0)
     paths = [p for p, _ in errors_of(farm, demo)]
     assert paths == [f"sheets[{i}].weapons[0].crew", f"sheets[{i}].weapons[0].rof"]
+
+
+def test_a_vehicle_on_a_floor_of_a_structure_is_refused_at_its_path(demo):
+    """As the builder refuses it: a vehicle stands on the table, never on a floor (the battle's Move refuses
+    one there, and Bolt Action sets only infantry and artillery up inside a building). The village's Tiger
+    put in the brick house made a battle start with a tank on its ground floor."""
+    data = village(demo)
+    (i, j), = [(i, j) for i, a in enumerate(data["armies"]) for j, u in enumerate(a["units"]) if u["kind"] == "vehicle"]
+    data["armies"][i]["units"][j]["at"] = {"structure": 0, "floor": 0}
+    assert (f"armies[{i}].units[{j}].at",
+            '"Tiger I" is a vehicle: it stands on the table (x, y), not on a floor of a structure') in errors_of(data,
+                                                                                                                demo)
+
+
+def test_a_unit_inside_a_bunker_the_other_sides_crew_holds_is_refused_at_its_path(demo):
+    """As the builder refuses it: the farm's rifle pit is held by side A's crew, and a battle's Move never
+    takes a side B unit into it (it is taken by assault); a file setting the Panzergrenadiers inside made a
+    battle begin with both sides in one bunker. Side A's own squad may stand there."""
+    farm, pit = farm_and_pit(demo)
+    b = [a["side"] for a in farm["armies"]].index("B")
+    farm["armies"][b]["units"][0]["at"] = {"structure": pit, "floor": 0}
+    assert (f"armies[{b}].units[0].at", '"Soviet Rifle Pit" is held by its crew for side A: a side B unit is not set '
+                                        'up inside it') in errors_of(farm, demo)
+    farm["armies"][b]["units"][0]["at"] = {"x": 24, "y": 40}
+    a = 1 - b
+    farm["armies"][a]["units"][0]["at"] = {"structure": pit, "floor": 0}
+    held = import_scenario(farm, club=demo.olga_club, user=demo.olga).structures.get(name="Soviet Rifle Pit")
+    assert Unit.objects.get(floor__structure=held).name == "Guards Rifle Squad"

@@ -225,6 +225,19 @@ def test_a_rank_too_long_is_not_also_called_missing(client, world):
     assert errors_at(response, "err-id_leaders-0-rank") == "Ensure this value has at most 60 characters (it has 61)."
 
 
+@pytest.mark.parametrize("crew, words", [("", "This field is required."),
+                                          ("-1", "Ensure this value is greater than or equal to 0.")])
+def test_a_crew_left_empty_or_refused_is_not_also_called_fewer_than_its_ncos(client, world, crew, words):
+    """A Total crew left empty (or refused) was read as 0 men, and the NCO ranks beside it were told
+    "1 NCOs, more than the whole crew (0 men)", of a crew nobody had typed: only the crew's own field says
+    what is wrong (in the live preview too, which checks the same way)."""
+    data = editor(client, world.designer, world.sheet)
+    response = save(client, world.sheet, {**data, "crew_total": crew})
+    assert response.status_code == 400 and unchanged(world.sheet)
+    assert errors_at(response, "err-id_crew_total") == words
+    assert errors_at(response, "err-leaders") == ""
+
+
 def test_a_sheet_in_play_is_changed_there_only_when_the_designer_says_so(client, world):
     """A campaign's bunkers hold the club's sheet itself, not a copy: a designer tuning the card for next
     weekend's scenario changed the armour and weapons of a campaign being played, without a word. The

@@ -21,7 +21,9 @@ from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
 from apps.campaigns.models import Campaign, Club, Membership, Scenario
 from apps.rules import ActionRefused
+from apps.rules.dh import validate_sheet
 from apps.rules.tables import DH_PINS_TO_ROUT
+from apps.structures.formats import rules_dict, sheet_body
 from apps.structures.models import Floor, Structure, has_crews
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
@@ -65,13 +67,42 @@ def crews_of_nobody(scenario):
                 .order_by("name").values_list("name", flat=True))
 
 
+class SheetsNotReady(ActionRefused):
+    """Bunkers whose sheet is not ready for play (`unready_sheets`): nothing started."""
+
+    def __init__(self, unready):
+        listed = ", ".join(f"{name} (its sheet {sheet.name}: {problems[0][0]} {problems[0][1]}"
+                           f"{f', and {len(problems) - 1} more' if len(problems) > 1 else ''})"
+                           for name, sheet, problems in unready)
+        names = [name for name, _, _ in unready]
+        super().__init__("scenario", names, f"Not ready for play: {listed}. Every attack on "
+                                            f"{'it' if len(names) == 1 else 'them'} would be refused at the table. "
+                                            "A designer fills the sheet in on its page under Sheets (Edit; the "
+                                            "scenario builder links to it beside the bunker), then start again.")
+        self.names = names
+
+
+def unready_sheets(source):
+    """[(structure name, sheet, problems)] for `source`'s (a scenario's or campaign's) bunkers whose sheet is not
+    ready for play: a club's sheet still being drawn up may be placed, but the rules refuse every attack on its
+    bunker (apps.rules.dh), which a club would only find out at the table, mid-game."""
+    if not has_crews(source.ruleset):
+        return []
+    found = []
+    for s in source.structures.filter(sheet__isnull=False).select_related("sheet").order_by("name"):
+        problems = validate_sheet(rules_dict(sheet_body(s.sheet)))
+        if problems:
+            found.append((s.name, s.sheet, problems))
+    return found
+
+
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
     """A campaign on a scenario's ground, forces and deployment zones (its own copies: the scenario stays as
     it is, and a later change to it moves nothing in the campaign), with
     its first session set up on the scenario's table. Organisers only. A name the club already uses (in
     any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
     together, and only the club's lock decides between them. A bunker crew of neither side is refused
-    (CrewsOfNobody)."""
+    (CrewsOfNobody), and so is a bunker whose sheet is not ready for play (SheetsNotReady)."""
     with transaction.atomic():
         # Locked as every builder change locks it (scenario_views.one_writer): the copy is never half of one.
         scenario = Scenario.objects.select_for_update().get(pk=scenario_id)
@@ -80,6 +111,9 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
         unsided = crews_of_nobody(scenario)
         if unsided:
             raise CrewsOfNobody(unsided)
+        unready = unready_sheets(scenario)
+        if unready:
+            raise SheetsNotReady(unready)
         club = Club.lock(scenario.club_id)
         if club.campaigns.filter(name__iexact=name).exists():
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")
@@ -108,7 +142,8 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
     bunker keeps its pinned, half-dead crew); every army's roster with its losses, the units' pins,
     Down and activations cleared. On `table` (width, depth), by default the last session's.
     With no session left (the first discarded), on the campaign's first table.
-    `number` is the session the form offered to set up: if that one exists now, AlreadySetUp."""
+    `number` is the session the form offered to set up: if that one exists now, AlreadySetUp. A bunker
+    whose sheet is not ready for play (edited since the campaign started) is refused: SheetsNotReady."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "start a session")
@@ -120,6 +155,9 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
         if open_battle is not None and campaign.single_open_battle:
             raise ActionRefused("campaign", campaign.pk,
                                 f"{open_battle.name} is still open: finish it before starting the next session")
+        unready = unready_sheets(campaign)
+        if unready:
+            raise SheetsNotReady(unready)
         number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
         last = (campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at")
                 .values("table_width", "table_depth").first())

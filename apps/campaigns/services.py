@@ -19,7 +19,7 @@ from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
-from apps.campaigns.models import Campaign, Club, Membership, Scenario
+from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from apps.rules import ActionRefused
 from apps.rules.dh import validate_sheet
 from apps.rules.tables import DH_PINS_TO_ROUT
@@ -222,6 +222,19 @@ def change_settings(*, campaign_id, user, fires_persist, single_open_battle, see
         Campaign.objects.filter(pk=campaign.pk).update(**values)
 
 
+def _side_changes_hands(club_id, battles, side, was, now):
+    """A member who starts or stops playing in `battles` when `side` goes from `was` to `now`: their open pages
+    of them reload on the next poll (the poll refuses a token of an older epoch). A page drawn for a member who
+    plays no side has no attack form and does not ask for one when the battle changes: it said "You are
+    watching…" until reloaded. One who keeps the other side keeps their page (the poll redraws the armies), as
+    do organisers, who command both sides whoever owns them. Call it before the side changes hands."""
+    if was == now or not battles:
+        return
+    moved = [user for user in (was, now) if user is not None and Army.objects.filter(
+        battle__in=battles, owner_id=user).exclude(side=side).count() < len(battles)]
+    Membership.objects.filter(club_id=club_id, user_id__in=moved).exclude(role=Role.ORGANISER).end_watches()
+
+
 def set_commander(*, campaign_id, user, side, owner_id):
     """Who commands a side: the campaign's army, and the same side in its open battles (a club whose
     players changed between sessions, or whose campaign came from a file with other names). `owner_id`
@@ -234,9 +247,10 @@ def set_commander(*, campaign_id, user, side, owner_id):
             raise ActionRefused("side", side, f"{campaign.name} has no army on side {side}")
         if owner_id is not None and not campaign.club.memberships.filter(user_id=owner_id).exists():
             raise ActionRefused("owner", owner_id, f"Only a member of {campaign.club} may command a side")
+        open_battles = list(campaign.battles.exclude(status=BattleStatus.FINISHED).order_by("pk"))
+        _side_changes_hands(campaign.club_id, open_battles, side, army.owner_id, owner_id)
         army.owner_id = owner_id
         army.save(update_fields=["owner"])
-        open_battles = list(campaign.battles.exclude(status=BattleStatus.FINISHED).order_by("pk"))
         Army.objects.filter(battle__in=open_battles, side=side).update(owner_id=owner_id)
         Battle.objects.filter(pk__in=[b.pk for b in open_battles]).sides_changed()
         return army, open_battles
@@ -262,6 +276,7 @@ def set_battle_commander(*, battle_id, user, side, owner_id):
             raise ActionRefused("side", side, f"{battle.name} has no army on side {side}")
         if owner_id is not None and not Membership.objects.filter(club_id=battle.club_id, user_id=owner_id).exists():
             raise ActionRefused("owner", owner_id, "Only a member of the club may play a side")
+        _side_changes_hands(battle.club_id, [battle], side, army.owner_id, owner_id)
         army.owner_id = owner_id
         army.save(update_fields=["owner"])
         Battle.objects.filter(pk=battle.pk).sides_changed()

@@ -483,6 +483,14 @@ def test_place_by_typing_coordinates(client, demo, hill):
     assert "The table is 48″ wide: enter 0 to 48" in coords and "greater than or equal to 0" in coords
     house.refresh_from_db()
     assert (house.x, house.y) == (Decimal("10.25"), 30)
+    # Exploratory test: -1e20 is below 0 and too long; it was told both ("≥ 0" and "At most 9999 inches").
+    response = client.post(url, {f"s{house.pk}-x": "-1e20", f"s{house.pk}-y": "1e20"})
+    assert response.status_code == 400
+    errors = [[e.text() for e in box.find_all("p")] for box in page(response).find(f"coords-{house.pk}").find_all("div")
+              if "field-error" in box.attrs.get("class", "")]
+    assert errors == [["Ensure this value is greater than or equal to 0."], ["At most 9999 inches"]], errors
+    house.refresh_from_db()
+    assert (house.x, house.y) == (Decimal("10.25"), 30)
 
     # The whole footprint must stand on the table, not only its centre; turned a quarter, the
     # house's width runs along the table's depth.

@@ -70,6 +70,11 @@ class Club(models.Model):
     def __str__(self):
         return self.name
 
+    @property
+    def possessive(self):
+        """"Wargamers' sheet", not "Wargamers's sheet"."""
+        return f"{self.name}'" if self.name.lower().endswith("s") else f"{self.name}'s"
+
     @classmethod
     def lock(cls, pk):
         """The club's row, locked to the end of the transaction. Whatever picks a free name or slug among

@@ -168,8 +168,8 @@ def watch_refused(held_epoch, epoch):
     if epoch == SWITCHED_OFF:
         return "Your account has been switched off: ask the club's organiser."
     if epoch != held_epoch:
-        return ("You signed out, set a new password or your role in the club changed since this page "
-                "opened: reload the page (and sign in again if asked).")
+        return ("You signed out, set a new password, or your role in the club or the side you play changed "
+                "since this page opened: reload the page (and sign in again if asked).")
     return ""
 
 

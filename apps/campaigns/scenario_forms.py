@@ -44,9 +44,20 @@ INCH_ERRORS = {"max_whole_digits": "At most 9999 inches", "max_digits": "At most
                "max_decimal_places": "At most two decimal places (0.01″)"}
 
 
+class Inches(forms.DecimalField):
+    def run_validators(self, value):
+        """The first limit `value` is past, alone: -1e20 is below 0 and has too many digits, and 'greater than
+        or equal to 0' beside 'At most 9999 inches' read as if both were asked of a number the player never
+        meant to be large."""
+        try:
+            super().run_validators(value)
+        except forms.ValidationError as error:
+            raise forms.ValidationError(error.error_list[:1]) from None
+
+
 def inches(label, **kw):
-    return forms.DecimalField(label=label, max_digits=6, decimal_places=2, min_value=0, error_messages=INCH_ERRORS,
-                              widget=forms.NumberInput(attrs=number_attrs(0, 9999)), **kw)
+    return Inches(label=label, max_digits=6, decimal_places=2, min_value=0, error_messages=INCH_ERRORS,
+                  widget=forms.NumberInput(attrs=number_attrs(0, 9999)), **kw)
 
 
 def number_attrs(low, high):

@@ -19,9 +19,11 @@ from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
-from apps.campaigns.models import Campaign, Club, Membership, Scenario
+from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from apps.rules import ActionRefused
+from apps.rules.dh import validate_sheet
 from apps.rules.tables import DH_PINS_TO_ROUT
+from apps.structures.formats import rules_dict, sheet_body
 from apps.structures.models import Floor, Structure, has_crews
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
@@ -65,13 +67,42 @@ def crews_of_nobody(scenario):
                 .order_by("name").values_list("name", flat=True))
 
 
+class SheetsNotReady(ActionRefused):
+    """Bunkers whose sheet is not ready for play (`unready_sheets`): nothing started."""
+
+    def __init__(self, unready):
+        listed = ", ".join(f"{name} (its sheet {sheet.name}: {problems[0][0]} {problems[0][1]}"
+                           f"{f', and {len(problems) - 1} more' if len(problems) > 1 else ''})"
+                           for name, sheet, problems in unready)
+        names = [name for name, _, _ in unready]
+        super().__init__("scenario", names, f"Not ready for play: {listed}. Every attack on "
+                                            f"{'it' if len(names) == 1 else 'them'} would be refused at the table. "
+                                            "A designer fills the sheet in on its page under Sheets (Edit; the "
+                                            "scenario builder links to it beside the bunker), then start again.")
+        self.names = names
+
+
+def unready_sheets(source):
+    """[(structure name, sheet, problems)] for `source`'s (a scenario's or campaign's) bunkers whose sheet is not
+    ready for play: a club's sheet still being drawn up may be placed, but the rules refuse every attack on its
+    bunker (apps.rules.dh), which a club would only find out at the table, mid-game."""
+    if not has_crews(source.ruleset):
+        return []
+    found = []
+    for s in source.structures.filter(sheet__isnull=False).select_related("sheet").order_by("name"):
+        problems = validate_sheet(rules_dict(sheet_body(s.sheet)))
+        if problems:
+            found.append((s.name, s.sheet, problems))
+    return found
+
+
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
     """A campaign on a scenario's ground, forces and deployment zones (its own copies: the scenario stays as
     it is, and a later change to it moves nothing in the campaign), with
     its first session set up on the scenario's table. Organisers only. A name the club already uses (in
     any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
     together, and only the club's lock decides between them. A bunker crew of neither side is refused
-    (CrewsOfNobody)."""
+    (CrewsOfNobody), and so is a bunker whose sheet is not ready for play (SheetsNotReady)."""
     with transaction.atomic():
         # Locked as every builder change locks it (scenario_views.one_writer): the copy is never half of one.
         scenario = Scenario.objects.select_for_update().get(pk=scenario_id)
@@ -80,6 +111,9 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
         unsided = crews_of_nobody(scenario)
         if unsided:
             raise CrewsOfNobody(unsided)
+        unready = unready_sheets(scenario)
+        if unready:
+            raise SheetsNotReady(unready)
         club = Club.lock(scenario.club_id)
         if club.campaigns.filter(name__iexact=name).exists():
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")
@@ -108,7 +142,8 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
     bunker keeps its pinned, half-dead crew); every army's roster with its losses, the units' pins,
     Down and activations cleared. On `table` (width, depth), by default the last session's.
     With no session left (the first discarded), on the campaign's first table.
-    `number` is the session the form offered to set up: if that one exists now, AlreadySetUp."""
+    `number` is the session the form offered to set up: if that one exists now, AlreadySetUp. A bunker
+    whose sheet is not ready for play (edited since the campaign started) is refused: SheetsNotReady."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "start a session")
@@ -120,6 +155,9 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
         if open_battle is not None and campaign.single_open_battle:
             raise ActionRefused("campaign", campaign.pk,
                                 f"{open_battle.name} is still open: finish it before starting the next session")
+        unready = unready_sheets(campaign)
+        if unready:
+            raise SheetsNotReady(unready)
         number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
         last = (campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at")
                 .values("table_width", "table_depth").first())
@@ -184,6 +222,19 @@ def change_settings(*, campaign_id, user, fires_persist, single_open_battle, see
         Campaign.objects.filter(pk=campaign.pk).update(**values)
 
 
+def _side_changes_hands(club_id, battles, side, was, now):
+    """A member who starts or stops playing in `battles` when `side` goes from `was` to `now`: their open pages
+    of them reload on the next poll (the poll refuses a token of an older epoch). A page drawn for a member who
+    plays no side has no attack form and does not ask for one when the battle changes: it said "You are
+    watching…" until reloaded. One who keeps the other side keeps their page (the poll redraws the armies), as
+    do organisers, who command both sides whoever owns them. Call it before the side changes hands."""
+    if was == now or not battles:
+        return
+    moved = [user for user in (was, now) if user is not None and Army.objects.filter(
+        battle__in=battles, owner_id=user).exclude(side=side).count() < len(battles)]
+    Membership.objects.filter(club_id=club_id, user_id__in=moved).exclude(role=Role.ORGANISER).end_watches()
+
+
 def set_commander(*, campaign_id, user, side, owner_id):
     """Who commands a side: the campaign's army, and the same side in its open battles (a club whose
     players changed between sessions, or whose campaign came from a file with other names). `owner_id`
@@ -196,9 +247,10 @@ def set_commander(*, campaign_id, user, side, owner_id):
             raise ActionRefused("side", side, f"{campaign.name} has no army on side {side}")
         if owner_id is not None and not campaign.club.memberships.filter(user_id=owner_id).exists():
             raise ActionRefused("owner", owner_id, f"Only a member of {campaign.club} may command a side")
+        open_battles = list(campaign.battles.exclude(status=BattleStatus.FINISHED).order_by("pk"))
+        _side_changes_hands(campaign.club_id, open_battles, side, army.owner_id, owner_id)
         army.owner_id = owner_id
         army.save(update_fields=["owner"])
-        open_battles = list(campaign.battles.exclude(status=BattleStatus.FINISHED).order_by("pk"))
         Army.objects.filter(battle__in=open_battles, side=side).update(owner_id=owner_id)
         Battle.objects.filter(pk__in=[b.pk for b in open_battles]).sides_changed()
         return army, open_battles
@@ -224,6 +276,7 @@ def set_battle_commander(*, battle_id, user, side, owner_id):
             raise ActionRefused("side", side, f"{battle.name} has no army on side {side}")
         if owner_id is not None and not Membership.objects.filter(club_id=battle.club_id, user_id=owner_id).exists():
             raise ActionRefused("owner", owner_id, "Only a member of the club may play a side")
+        _side_changes_hands(battle.club_id, [battle], side, army.owner_id, owner_id)
         army.owner_id = owner_id
         army.save(update_fields=["owner"])
         Battle.objects.filter(pk=battle.pk).sides_changed()

@@ -87,7 +87,7 @@ def resolve_upkeep(state, inp, dice):
     "move", "any", "Move a unit into a structure or to a spot on the table",
     Field("unit", "unit", "Unit that moved"),
     Field("structure", "structure", "Into", required=False,
-          help="A structure and its floor; or leave this empty and give the spot on the table"),
+          help="A structure and its floor; or give the spot on the table below, which goes before this"),
     Field("floor", "floor", "Floor", required=False),
     Field("x", "float", "Or to x (inches from the left edge)", required=False, min=0, max=1000),
     Field("y", "float", "and y (inches from the top edge)", required=False, min=0, max=1000),
@@ -122,6 +122,11 @@ def _placed(state, u, inp, *, moving):
     routed unit goes into no fortification; a section back in its own rejoins its crew); an organiser's
     correction only sets it where it stands."""
     s, level = inp["structure"], inp["floor"]
+    # A spot typed wins over "Into": tapping a structure on the map puts it there, so a player who then typed
+    # where a vehicle drove was refused ("does not go into structures") until they cleared a field they had
+    # never filled in. Typing both numbers is the one unmistakable choice.
+    if inp["x"] is not None and inp["y"] is not None:
+        s = None
     if s is None:
         if inp["x"] is None or inp["y"] is None:
             # "…is required", as a missing input says it: the form waits for it before calling it a mistake.
@@ -180,7 +185,7 @@ def _where(state, u):
     "correct_position", "any", "Correct a piece's position (organisers)",
     Field("unit", "unit", "Piece to put right"),
     Field("structure", "structure", "Into", required=False,
-          help="A structure and its floor; or leave this empty and give the spot on the table"),
+          help="A structure and its floor; or give the spot on the table below, which goes before this"),
     Field("floor", "floor", "Floor", required=False),
     Field("x", "float", "Or to x (inches from the left edge)", required=False, min=0, max=1000),
     Field("y", "float", "and y (inches from the top edge)", required=False, min=0, max=1000),

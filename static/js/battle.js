@@ -131,11 +131,16 @@
 
   // "Target" in the structure list is far below the card it opens: bring the card into view, and the
   // focus with it (its heading), or the next Tab would jump back down to the structure list.
+  // A tap on the map opens the card below the map: on a phone that is the foot of the screen or
+  // past it, and the tap seemed to do nothing. Brought up unless its top is in the upper half already
+  // (beside the map on a wide screen, the page stays where it is).
   document.addEventListener("htmx:afterSwap", function (event) {
     var from = event.detail.requestConfig && event.detail.requestConfig.elt;
-    if (from && from.classList && from.classList.contains("target-link")) {
+    var fromMap = from && from.closest && from.closest("#map");
+    if (from && from.classList && (from.classList.contains("target-link") || fromMap)) {
       var card = document.getElementById("card");
-      if (card) card.scrollIntoView({ block: "start" });
+      var top = card ? card.getBoundingClientRect().top : 0;
+      if (card && (!fromMap || top < 0 || top > window.innerHeight / 2)) card.scrollIntoView({ block: "start" });
       var title = document.getElementById("card-title");
       if (title && from === document.activeElement) {
         title.setAttribute("tabindex", "-1");

@@ -179,3 +179,40 @@ def test_the_refusal_costs_the_unchanged_polls_one_query(w, django_assert_num_qu
     client.post(reverse("logout"))
     with django_assert_num_queries(1):
         assert Client().get(poll_url(w), held, **HTMX).status_code == 403
+
+
+@pytest.mark.parametrize("through", ["campaign", "battle"])
+def test_a_member_given_a_side_is_reloaded_into_playing_it_and_the_one_it_was_taken_from_out(w, through):
+    """Exploratory test: an organiser gave a watching player side A ("Commanded by" on the campaign page); the
+    player's open battle page kept saying "You are watching…" until they reloaded, since a page drawn for a
+    watcher has no attack form to ask again when the battle changes. Their next poll now reloads the page (as a
+    new role does), and it is drawn for the side they play; so is the page of the player it was taken from.
+    Bob, whose side B stays his, keeps his page."""
+    from django.contrib.auth.models import User
+
+    from apps.armies.models import Army
+    from apps.campaigns.models import Campaign
+
+    carol = User.objects.create_user("carol", password="x")
+    Membership.objects.create(club=w.battle.club, user=carol, role=Role.PLAYER)
+    carols, alices, bobs = phone(carol), phone(w.alice), phone(w.bob)
+    assert "You are watching" in body(carols.get(reverse("battle", args=[w.battle.pk])))
+    held = {name: opened(client, w) for name, client in (("carol", carols), ("alice", alices), ("bob", bobs))}
+    if through == "campaign":
+        campaign = Campaign.objects.create(club=w.battle.club, name="Ridge", ruleset="ba")
+        Army.objects.create(campaign=campaign, side="A", name="Side A", owner=w.alice)
+        Battle.objects.filter(pk=w.battle.pk).update(campaign=campaign)
+        url = reverse("campaign_commander", args=[campaign.pk])
+    else:
+        url = reverse("battle_commander", args=[w.battle.pk])
+    assert phone(w.organiser).post(url, {"side": "A", "owner": carol.pk}).status_code in (302, 303)
+    assert Army.objects.get(battle=w.battle, side="A").owner == carol
+
+    assert_refused(w, held["carol"], "reload the page")
+    assert_refused(w, held["alice"], "reload the page")
+    response = Client().get(poll_url(w), current(w, held["bob"]), **HTMX)
+    assert response.status_code == 204
+    carols_page = body(carols.get(reverse("battle", args=[w.battle.pk])))
+    assert "You are watching" not in carols_page and 'id="attack-form"' in carols_page
+    assert "You are watching" in body(alices.get(reverse("battle", args=[w.battle.pk])))
+    assert_fresh_token_works(w, carols)

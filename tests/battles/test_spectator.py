@@ -98,6 +98,16 @@ def test_extra_fields_do_not_choose_the_battle_or_the_secret(w):
 
 # ---------------------------------------------------------------------------------- watching
 
+def test_a_spectator_of_a_battle_not_started_is_not_told_to_start_it(w):
+    """Exploratory test: the spectator page's turns panel said "an organiser of the club starts it here with
+    'Start battle'", which a spectator can neither do nor see; a player's page still says it."""
+    Battle.objects.filter(pk=w.battle.pk).update(status="setup")
+    turns = re.sub(r"\s+", " ", body(Client().get(page_url(make_link(w)))).split('id="turns"')[1].split("</section>")[0])
+    assert "starts it here" not in turns and "Start battle" not in turns
+    assert "The battle has not started yet: the club's organisers start it at the table." in turns
+    assert "starts it here" in body(signed(w.alice).get(reverse("battle", args=[w.battle.pk])))
+
+
 def test_the_page_shows_map_structures_armies_and_log_read_only_without_an_account(w):
     link = make_link(w)
     attack(w)

@@ -2363,9 +2363,9 @@ def test_without_javascript_end_turn_with_our_own_dice_left_empty_still_asks_for
     assert Battle.objects.get(pk=lg.battle.pk).turn == 1
 
 
-def test_moves_offer_units_that_acted_and_ignore_a_spot_left_in_the_form(client, w):
-    """A move uses no action: the gun that fired may still be moved. Moving into a structure, an x and
-    y left over from an earlier try are not where it goes (nor off the table)."""
+def test_moves_offer_units_that_acted_and_go_where_they_are_told(client, w):
+    """A move uses no action: the gun that fired may still be moved, into a structure chosen with no spot
+    typed (test_a_spot_typed_for_a_move_wins_over_the_structure_tapped: a spot typed goes first)."""
     signed(client, w.alice)
     client.post(url(w, "battle_resolve"), he_attack(w, dice_0="1", dice_1="1"), **HTMX)
     assert Unit.objects.get(pk=w.gun.pk).acted
@@ -2374,9 +2374,37 @@ def test_moves_offer_units_that_acted_and_ignore_a_spot_left_in_the_form(client,
     assert uid(w.gun) in offered
     Unit.objects.filter(pk=w.gun.pk).update(kind="infantry")  # BA-1: only infantry enter buildings
     response = client.post(url(w, "battle_resolve"), {
-        "action": "move", "unit": uid(w.gun), "structure": sid(w.house), "floor": "0", "x": "500", "y": "60",
+        "action": "move", "unit": uid(w.gun), "structure": sid(w.house), "floor": "0", "x": "", "y": "",
         "client_token": str(uuid.uuid4())}, **HTMX)
     assert "Field gun moves into Brick house, ground floor" in text_of(response, "attack-form")
+
+
+@pytest.mark.parametrize("kind", ["vehicle", "infantry"])
+def test_a_spot_typed_for_a_move_wins_over_the_structure_tapped(client, w, kind):
+    """Exploratory test at 390x844: a tap on a structure puts it in the move's "Into" field, and a vehicle moved
+    to a typed x and y was refused ("is a vehicle: it does not go into structures") until the player cleared
+    "Into", a field they never filled in. Both numbers typed are where the unit goes."""
+    tank = w.unit("A", "Panzer IV", kind=kind, x=5, y=5)  # (infantry too: whatever the unit)
+    signed(client, w.alice)
+    form = page(client.get(url(w, "battle_card", sid(w.house)), {"action": "move", "unit": uid(tank)}, **HTMX))
+    assert [o.attrs["value"] for o in form.find("id_structure").find_all("option") if "selected" in o.attrs] == \
+        [sid(w.house)]
+    response = client.post(url(w, "battle_resolve"), {
+        "action": "move", "unit": uid(tank), "structure": sid(w.house), "floor": "", "x": "12", "y": "8",
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    assert "Panzer IV moves to 12″, 8″" in text_of(response, "attack-form")
+    tank.refresh_from_db()
+    assert (tank.x, tank.y, tank.floor_id) == (12, 8, None)
+    # One number alone is no spot: "Into" stands.
+    response = client.post(url(w, "battle_resolve"), {
+        "action": "move", "unit": uid(tank), "structure": sid(w.house), "floor": "0", "x": "20", "y": "",
+        "client_token": str(uuid.uuid4())}, **HTMX)
+    tank.refresh_from_db()
+    if kind == "vehicle":
+        assert "is a vehicle: it does not go into structures" in text_of(response, "attack-form")
+        assert (tank.x, tank.y, tank.floor_id) == (12, 8, None)
+    else:
+        assert tank.floor_id == w.floors[0].pk
 
 
 def test_a_piece_that_was_activated_still_makes_its_morale_check(client, lg):

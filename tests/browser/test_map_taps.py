@@ -40,7 +40,30 @@ def battle_page(live_server, demo, watch, **kwargs):
     page = sign_in(watch("alice", **kwargs), live_server.url, "alice")
     page.goto(live_server.url + reverse("battle", args=[demo.pk]))
     page.locator("#map svg").scroll_into_view_if_needed()
+    page.map_scroll = page.evaluate("scrollY")  # where the taps' points are measured (see tap_map)
     return page
+
+
+def tap_map(page, x, y):
+    """A thumb on the map at (x, y), measured with the page scrolled to the map: a tap's card comes into view
+    (battle.js), so the page is scrolled back before the next."""
+    page.evaluate("y => window.scrollTo(0, y)", page.map_scroll)
+    with swapped(page, "#card"):
+        page.touchscreen.tap(x, y)
+
+
+def test_a_tap_on_the_map_brings_the_card_and_the_attack_form_into_view_on_a_phone(live_server, demo, watch):
+    """Exploratory test at 390x844: after a tap on a structure, its card and the attack form began at about
+    y=770, at the foot of the screen, and the page did not move: the player saw nothing happen."""
+    page = battle_page(live_server, demo, watch)
+    assert page.viewport_size == {"width": 390, "height": 844}
+    name, x, y, *_ = page.evaluate(NAMES)[0]
+    assert page.locator("#card").evaluate("card => card.getBoundingClientRect().top") > 844 / 2
+    tap_map(page, x, y)
+    expect(page.locator("#card-title")).to_have_text(name)
+    expect(page.locator("#card-title")).to_be_in_viewport()
+    top = page.locator("#card").evaluate("card => card.getBoundingClientRect().top")
+    assert 0 <= top < 844 / 2, top
 
 
 def test_a_tap_on_a_structures_name_opens_that_structures_card(live_server, demo, watch):
@@ -50,8 +73,7 @@ def test_a_tap_on_a_structures_name_opens_that_structures_card(live_server, demo
     # The demo has names over a neighbour's tap shape: those went to the neighbour.
     assert any(under != sid for *_, under, sid in names), names
     for name, x, y, *_ in names:
-        with swapped(page, "#card"):
-            page.touchscreen.tap(x, y)
+        tap_map(page, x, y)
         expect(page.locator("#card-title")).to_have_text(name)
 
 
@@ -71,8 +93,7 @@ def test_a_tap_on_a_units_dot_opens_the_card_of_the_structure_under_it(live_serv
     dots = page.evaluate(DOTS)
     assert dots, "some dot stands on a structure's tap shape"
     for _, x, y, name in dots:
-        with swapped(page, "#card"):
-            page.touchscreen.tap(x, y)
+        tap_map(page, x, y)
         expect(page.locator("#card-title")).to_have_text(name)
 
 
@@ -101,9 +122,9 @@ def test_a_tap_shape_is_a_link_named_as_its_structure_is_shown(live_server, demo
         words = piece.get_attribute("aria-label")
         link = page.locator("#map .map-taps").get_by_role("link", name=words, exact=True)
         expect(link).to_have_attribute("data-tap", tap)
+        page.evaluate("y => window.scrollTo(0, y)", page.map_scroll)
         assert link.evaluate("(a, xy) => document.elementFromPoint(...xy).closest('a') === a", [x, y])
-        with swapped(page, "#card"):
-            page.touchscreen.tap(x, y)
+        tap_map(page, x, y)
         expect(page.locator("#card-title")).to_have_text(words.split(",")[0])
         # The keyboard: from the piece before it, Tab lands on this structure's own link, not its shape,
         # and Enter opens its card.

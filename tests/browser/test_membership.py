@@ -59,3 +59,28 @@ def test_a_phone_left_on_the_battle_screen_goes_to_sign_in_when_its_player_signs
     expected = [p for p in problems if p.startswith("bob console error: Failed to load resource") and "403" in p]
     assert expected and problems == expected, problems
     problems.clear()
+
+
+def test_a_member_given_a_side_on_the_campaign_page_gets_the_attack_form_at_the_next_poll(live_server, demo, watch):
+    """Exploratory test: the organiser gave dora (who played no side) side A with "Commanded by" on the
+    campaign page; her open battle page kept saying "You are watching…" until she reloaded it by hand."""
+    battle_url = f"{live_server.url}/battles/{demo.pk}/"
+    dora = sign_in(watch("dora"), live_server.url, "dora")
+    dora.goto(battle_url)
+    expect(dora.locator("#attack-form")).to_contain_text("You are watching")
+
+    organiser = sign_in(watch("demo"), live_server.url, "demo")
+    organiser.goto(f"{live_server.url}/campaigns/{demo.campaign_id}/")
+    form = organiser.locator("form.commander-form", has=organiser.locator("#commander-A"))
+    form.locator("select").select_option(label="dora")
+    with organiser.expect_navigation():
+        form.get_by_role("button", name="Change").click()
+    assert Army.objects.get(battle=demo, side="A").owner.username == "dora"
+
+    # Nothing happened in the battle: her next poll reloads the page, drawn for the side she plays now.
+    expect(dora.locator("form#attack-form")).to_be_visible(timeout=POLL_WAIT_MS)
+    expect(dora.locator("#attack-panel")).not_to_contain_text("You are watching")
+    problems = watch.problems.items
+    expected = [p for p in problems if p.startswith("dora console error: Failed to load resource") and "403" in p]
+    assert expected and problems == expected, problems
+    problems.clear()

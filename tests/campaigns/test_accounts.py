@@ -56,6 +56,13 @@ def password_checks():
 
 # ---------------------------------------------------------------------------------- sign up
 
+def test_sign_in_and_sign_up_call_the_username_alike(db):
+    """Exploratory test: sign-in said "User name", sign-up "Username", as if they were two things."""
+    labels = [label.text().strip() for name in ("login", "signup")
+              for label in page(Client().get(reverse(name))).find_all("label") if label.attrs.get("for") == "id_username"]
+    assert labels == ["Username", "Username"]
+
+
 def test_sign_up_creates_the_account_and_signs_in(db):
     client = Client()
     page = client.get(reverse("signup"))

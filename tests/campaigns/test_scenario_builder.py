@@ -389,6 +389,54 @@ def test_no_battle_or_campaign_starts_while_a_bunkers_crew_holds_it_for_neither_
     assert Campaign.objects.get(name="Road to Caen").structures.get().crew_side == "B"
 
 
+@pytest.mark.parametrize("htmx", [False, True])
+def test_no_battle_campaign_or_session_starts_while_a_bunkers_sheet_is_not_ready_for_play(client, demo, hill, htmx):
+    """Exploratory test at 390x844: a club's sheet drawn up from the blank card without its main-gun row went
+    onto a bunker, the builder marked it (734f891) but the organiser's Start a campaign went ahead, and at the
+    table every attack on that bunker was refused. Starting a battle, a campaign or a campaign's next session
+    is refused, naming the bunker and pointing to where its sheet is filled in; nothing is created."""
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    library = BunkerSheet.objects.get(club=None, slug="german-hmg-loghouse")
+    assert client.post(reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk}).status_code == 302
+    clone = BunkerSheet.objects.get(club=demo.club, slug="german-hmg-loghouse")
+    BunkerSheet.objects.filter(pk=clone.pk).update(name="Hill 112 Pillbox", penetration_row=[])
+    assert add(client, hill, "bunker", sheet=clone.pk).status_code == 302
+    assert add(client, hill, "bunker", sheet=library.pk).status_code == 302
+    Structure.objects.filter(scenario=hill).update(crew_side="B")
+    Structure.objects.filter(scenario=hill, sheet=clone).update(name="Pillbox Nord")
+    signed_in(client, demo.organiser)
+    before = (Battle.objects.count(), Campaign.objects.count(), Structure.objects.count())
+    said = ("Not ready for play: Pillbox Nord (its sheet Hill 112 Pillbox: penetration_row needs 10 values (d10 <2, "
+            "2 … 9, 10+), has 0). Every attack on it would be refused at the table. A designer fills the sheet in on "
+            "its page under Sheets (Edit; the scenario builder links to it beside the bunker), then start again.")
+
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"}, **headers)
+    assert response.status_code == 400 and said in text_of(response, "start-campaign")
+    response = client.post(reverse("scenario_start", args=[hill.pk]), {"name": "Friday", "status": "setup"},
+                           **headers)
+    assert response.status_code == 400 and said in text_of(response, "start")
+    with pytest.raises(services.SheetsNotReady):
+        services.start_campaign(scenario_id=hill.pk, user=demo.organiser, name="Road to Caen")
+    assert (Battle.objects.count(), Campaign.objects.count(), Structure.objects.count()) == before
+
+    BunkerSheet.objects.filter(pk=clone.pk).update(penetration_row=library.penetration_row)
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"}, **headers)
+    assert response.status_code == 303
+    campaign = Campaign.objects.get(name="Road to Caen")
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    # The sheet is the club's, shared with the campaign's copies: emptied again, the next session is refused.
+    BunkerSheet.objects.filter(pk=clone.pk).update(penetration_row=[])
+    before = (Battle.objects.count(), Structure.objects.count())
+    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
+                           **headers)
+    if htmx:
+        assert response.status_code == 200 and said in text_of(response, "sessions")
+    else:
+        assert response.status_code == 303
+        assert said in " ".join(str(m) for m in list(response.wsgi_request._messages))
+    assert (Battle.objects.count(), Structure.objects.count()) == before
+
+
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
     """Scenarios start as Bolt Action: a bunker placed then has no crew. Saved as Disposable Heroes,
     each sheet's bunker gets the sheet's full crew, as if added now; a crew already set is kept."""
@@ -433,6 +481,14 @@ def test_place_by_typing_coordinates(client, demo, hill):
     assert response.status_code == 400
     coords = page(response).find(f"coords-{house.pk}").text()
     assert "The table is 48″ wide: enter 0 to 48" in coords and "greater than or equal to 0" in coords
+    house.refresh_from_db()
+    assert (house.x, house.y) == (Decimal("10.25"), 30)
+    # Exploratory test: -1e20 is below 0 and too long; it was told both ("≥ 0" and "At most 9999 inches").
+    response = client.post(url, {f"s{house.pk}-x": "-1e20", f"s{house.pk}-y": "1e20"})
+    assert response.status_code == 400
+    errors = [[e.text() for e in box.find_all("p")] for box in page(response).find(f"coords-{house.pk}").find_all("div")
+              if "field-error" in box.attrs.get("class", "")]
+    assert errors == [["Ensure this value is greater than or equal to 0."], ["At most 9999 inches"]], errors
     house.refresh_from_db()
     assert (house.x, house.y) == (Decimal("10.25"), 30)
 
@@ -1171,7 +1227,11 @@ def test_a_new_scenario_to_a_battle(client, demo, hill):
     signed_in(client, demo.designer)
     client.post(reverse("sheet_new"), {"club": demo.club.pk})
     sheet = BunkerSheet.objects.get(club=demo.club, slug="new-bunker")
-    BunkerSheet.objects.filter(pk=sheet.pk).update(name="Hill pillbox", crew_total=6)
+    # Filled in as a designer would on its page (a blank card's bunker starts nothing: it is not ready for play).
+    filled = BunkerSheet.objects.get(club=None, slug="german-hmg-loghouse")
+    BunkerSheet.objects.filter(pk=sheet.pk).update(
+        name="Hill pillbox", crew_total=6, **{f: getattr(filled, f) for f in ("dm", "leaders", "locations", "weapons",
+                                                                              "penetration_row")})
     assert add(client, hill, "bunker", sheet=sheet.pk).status_code == 302
     bunker = hill.structures.get()
     assert client.post(reverse("scenario_structure_move", args=[hill.pk, bunker.pk]),

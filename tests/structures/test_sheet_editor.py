@@ -3,6 +3,7 @@ browser would. Each validation rule shows its message next to its field and leav
 as it was; a save on a sheet someone else changed meanwhile is a conflict, not an overwrite;
 clone, new-from-blank, the live preview, print pages and who may do what."""
 
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -121,6 +122,16 @@ def test_the_editor_shows_every_part_of_the_card_filled_in(client, world):
     assert "Men free to fire rifles: 3" in text_of(response, "preview-riflemen")
     assert page(response).find("preview-reference-odds") is not None
     assert 'hx-post="%s"' % reverse("sheet_preview", args=[world.sheet.pk]) in body(response)
+
+
+def test_a_clubs_name_ending_in_s_owns_its_sheet_as_english_does(client, world):
+    """Exploratory test: a club called Wargamers saw "Wargamers's sheet" on its sheet's page and editor."""
+    Club.objects.filter(pk=world.club.pk).update(name="Wargamers")
+    for name in ("sheet", "sheet_edit"):
+        html = unescape(body(signed_in(client, world.designer).get(reverse(name, args=[world.sheet.pk]))))
+        assert "Wargamers' sheet" in html and "Wargamers's" not in html
+    Club.objects.filter(pk=world.club.pk).update(name="Home Guard")
+    assert "Home Guard's sheet" in unescape(body(client.get(reverse("sheet", args=[world.sheet.pk]))))
 
 
 def test_a_valid_save_writes_the_card_and_bumps_the_version(client, world):

@@ -1333,9 +1333,13 @@ def tap_query(form):
         return ""
     # An action aimed at a unit and at no structure (a damage roll) keeps its unit: the tap only opens a
     # card, as it does with JavaScript (battle_card). Dropped, the player had to choose the unit again.
-    keep_unit = form.spec is not None and "structure" not in {f.name for f in form.spec.fields}
+    names = {f.name for f in form.spec.fields} if form.spec is not None else set()
+    keep_unit = form.spec is not None and "structure" not in names
+    # A move's typed spot goes before "Into": the tap picks the structure, so it must not carry the spot.
+    spot = {"x", "y"} if {"structure", "x"} <= names else set()
     return urlencode([(k, v) for k, v in form.data.items()
                       if (k not in NOT_CARRIED or k == "target" and keep_unit and str(v).startswith("u"))
+                      and k not in spot
                       and not DIE_FIELD.fullmatch(k) and isinstance(v, str) and v])
 
 
@@ -1678,9 +1682,13 @@ def battle_card(request, pk, sid):
     board = load_board(battle)
     viewer = viewer_for(request.user, battle, board.armies)
     data = request.GET.copy()
+    spec = rules.ACTIONS.get(data.get("action", ""))
+    fields = {f.name: f.type for f in spec.fields} if spec is not None else {}
+    if "structure" in fields and "x" in fields:
+        # A move's typed spot goes before "Into" (turns._placed): a tap, the newer choice, clears it.
+        for key in ("x", "y"):
+            data.pop(key, None)
     if data.get("structure") != sid:
-        spec = rules.ACTIONS.get(data.get("action", ""))
-        fields = {f.name: f.type for f in spec.fields} if spec is not None else {}
         aims_at_structure = "structure" in fields
         if aims_at_structure:
             # A new target structure: what was chosen inside the old one no longer applies.

@@ -2407,6 +2407,25 @@ def test_a_spot_typed_for_a_move_wins_over_the_structure_tapped(client, w, kind)
         assert tank.floor_id == w.floors[0].pk
 
 
+@pytest.mark.parametrize("again", [False, True], ids=["new-structure", "same-structure"])
+def test_a_tap_on_a_structure_clears_a_spot_typed_for_the_move(client, w, again):
+    """A typed spot goes before "Into" (above), so a spot typed earlier must not outlast a later tap: the
+    unit would go to the old spot, not into the structure just tapped. The tap is the newer choice, on the
+    structure already in "Into" too."""
+    signed(client, w.alice)
+    typed = {"action": "move", "unit": uid(w.gun), "x": "12", "y": "8"}
+    if again:
+        typed["structure"] = sid(w.house)
+    form = page(client.get(url(w, "battle_card", sid(w.house)), typed, **HTMX))
+    assert [o.attrs["value"] for o in form.find("id_structure").find_all("option") if "selected" in o.attrs] == \
+        [sid(w.house)]
+    assert form.find("id_x").attrs.get("value", "") == "" and form.find("id_y").attrs.get("value", "") == ""
+    # Without JavaScript the tap is the map's link, which carries the form's choices: not the spot.
+    preview = client.post(url(w, "battle_resolve"), {**typed, "preview": "1"}, follow=True)
+    links = [a.attrs["href"] for a in page(preview).find_all("a", cls="target-link")]
+    assert links and all("x=" not in href and "y=" not in href and "unit=" in href for href in links)
+
+
 def test_a_piece_that_was_activated_still_makes_its_morale_check(client, lg):
     Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence={
         "sides": ["A", "B"], "initiative": "B", "rolled": True, "pass_streak": 0, "activated": [uid(lg.a1)],

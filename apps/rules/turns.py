@@ -83,14 +83,20 @@ def resolve_upkeep(state, inp, dice):
     return effects, f"Turn {state.turn} upkeep: " + ("; ".join(words) or "nothing to do")
 
 
-@action(
-    "move", "any", "Move a unit into a structure or to a spot on the table",
-    Field("unit", "unit", "Unit that moved"),
+# Where a move, or an organiser's correction, puts a piece (`_placed`).
+WHERE_TO = (
     Field("structure", "structure", "Into", required=False,
           help="A structure and its floor; or give the spot on the table below, which goes before this"),
     Field("floor", "floor", "Floor", required=False),
     Field("x", "float", "Or to x (inches from the left edge)", required=False, min=0, max=1000),
     Field("y", "float", "and y (inches from the top edge)", required=False, min=0, max=1000),
+)
+
+
+@action(
+    "move", "any", "Move a unit into a structure or to a spot on the table",
+    Field("unit", "unit", "Unit that moved"),
+    *WHERE_TO,
     source="seed 001_be57f31e19ce4039.txt 'Buildings' (BA-2: one unit per floor; a floor the enemy holds is "
            "entered only by assault): the seeds track who holds each floor but leave movement to the core rules; "
            "this records where the players moved a unit",
@@ -184,11 +190,7 @@ def _where(state, u):
 @action(
     "correct_position", "any", "Correct a piece's position (organisers)",
     Field("unit", "unit", "Piece to put right"),
-    Field("structure", "structure", "Into", required=False,
-          help="A structure and its floor; or give the spot on the table below, which goes before this"),
-    Field("floor", "floor", "Floor", required=False),
-    Field("x", "float", "Or to x (inches from the left edge)", required=False, min=0, max=1000),
-    Field("y", "float", "and y (inches from the top edge)", required=False, min=0, max=1000),
+    *WHERE_TO,
     source="seed 002_036456bcf1519ecb.txt 1a, 2d (LG-37, LG-38: a move belongs to an activation) and seed "
            "001_be57f31e19ce4039.txt 'Buildings' (BA-2: one unit per floor): no seed puts a misplaced piece "
            "right; this is not a move but the record put right (docs/rules.md, “An organiser corrects a position”)",

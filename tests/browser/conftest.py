@@ -28,11 +28,12 @@ document.addEventListener("securitypolicyviolation", function (e) {
                 " at " + e.sourceFile + ":" + e.lineNumber);
 });
 window.__htmxBusy = 0;
-// Resolve replaces the attack form's refresh in flight (hx-sync="#attack-panel:replace"): that abort is by
-// design, and htmx logs it as an error. Any other abort (a tap's own request) is one.
+// A read replaced by a newer one is dropped by design (hx-sync replace: Resolve over the attack form's
+// refresh, the last structure tapped over the card asked for before), and htmx logs it as an error. An
+// aborted POST is an error: a tap's action lost.
 document.addEventListener("htmx:sendAbort", function (e) {
   var c = e.detail.requestConfig || {};
-  if (e.detail.elt && e.detail.elt.id === "attack-panel" && c.verb === "get") return;
+  if (c.verb === "get") return;
   console.error("request aborted: " + c.verb + " " + c.path);
 });
 document.addEventListener("htmx:beforeRequest", function (e) {

@@ -648,17 +648,23 @@ def test_target_in_the_structure_list_takes_the_keyboard_focus_to_the_card(live_
     expect(alice.locator("#card-title")).to_be_in_viewport()
 
 
-def test_a_reload_mid_attack_opens_the_same_card_and_choices(live_server, demo, watch):
-    """A phone reloaded mid-attack (a thumb on reload, a browser that reloads a tab after the phone
-    slept) opens the card tapped, the action, the unit and weapon chosen and "I rolled", as they were."""
+def aiming_with_our_own_dice(live_server, demo, watch):
+    """Alice's phone with the townhouse tapped, the field gun aimed at it and "I rolled" with a 4 typed."""
     townhouse, sid, units, shell = ids(demo)
-    logged = newest_seq(demo)
     alice = sign_in(watch("alice"), live_server.url, "alice")
     alice.goto(f"{live_server.url}/battles/{demo.pk}/")
     with swapped(alice, "#card", "#attack-form"):
         alice.locator(f'#map [data-structure="{sid}"]').tap()
     aim_the_field_gun(alice, units, shell, own_dice=True)
     die(alice, 0, 4)
+    return alice, (townhouse, sid, units, shell)
+
+
+def test_a_reload_mid_attack_opens_the_same_card_and_choices(live_server, demo, watch):
+    """A phone reloaded mid-attack (a thumb on reload, a browser that reloads a tab after the phone
+    slept) opens the card tapped, the action, the unit and weapon chosen and "I rolled", as they were."""
+    logged = newest_seq(demo)
+    alice, (townhouse, sid, units, shell) = aiming_with_our_own_dice(live_server, demo, watch)
     alice.reload()
     expect(alice.locator("#card-title")).to_have_text("Brick townhouse")
     expect(alice.locator("#id_structure")).to_have_value(sid)
@@ -834,13 +840,7 @@ def test_the_attack_form_a_player_is_choosing_in_stays_put_when_another_phone_ac
     in anew all the same. The select whose picker the player had open went with the old form (no picker can
     be seen headless; that the select is still the same element can), and as the focused select went, the
     page jumped some 1,500 px away from the log the player had scrolled down to read."""
-    townhouse, sid, units, shell = ids(demo)
-    alice = sign_in(watch("alice"), live_server.url, "alice")
-    alice.goto(f"{live_server.url}/battles/{demo.pk}/")
-    with swapped(alice, "#card", "#attack-form"):
-        alice.locator(f'#map [data-structure="{sid}"]').tap()
-    aim_the_field_gun(alice, units, shell, own_dice=True)
-    die(alice, 0, 4)
+    alice, (townhouse, sid, units, shell) = aiming_with_our_own_dice(live_server, demo, watch)
     alice.locator("#id_weapon").focus()
     alice.locator("#log-title").scroll_into_view_if_needed()
     reading = alice.locator("#log-title").bounding_box()["y"]

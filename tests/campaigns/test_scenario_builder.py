@@ -278,17 +278,24 @@ def test_the_sheet_lists_tell_a_clone_from_its_library_sheet(client, demo, hill)
     assert f'<option value="{library.pk}">German AT Bunker (library)</option>' in structure_page
 
 
-def test_the_builder_marks_a_bunker_whose_sheet_is_not_ready_for_play(client, demo, hill):
-    """Found playing a weekend's campaign on phones: a club's sheet drawn up from the blank card without its
-    main-gun row went onto a bunker and into a campaign, and at the table every attack on that bunker was
-    refused ("…'s sheet: penetration_row needs 10 values"). The sheet editor said "Not ready for play yet",
-    the builder said nothing. Now the bunker's row says so, and links to the sheet to fill it in."""
+def a_ready_and_an_unready_bunker(client, demo, hill):
+    """Two bunkers on the hill: one on a library sheet, one on the club's copy of it without its main-gun row
+    ("Hill 112 Pillbox"), as drawn up from the blank card. Returns the two sheets."""
     library = BunkerSheet.objects.get(club=None, slug="german-hmg-loghouse")
     assert client.post(reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk}).status_code == 302
     clone = BunkerSheet.objects.get(club=demo.club, slug="german-hmg-loghouse")
     BunkerSheet.objects.filter(pk=clone.pk).update(name="Hill 112 Pillbox", penetration_row=[])
     assert add(client, hill, "bunker", sheet=clone.pk).status_code == 302
     assert add(client, hill, "bunker", sheet=library.pk).status_code == 302
+    return library, clone
+
+
+def test_the_builder_marks_a_bunker_whose_sheet_is_not_ready_for_play(client, demo, hill):
+    """Found playing a weekend's campaign on phones: a club's sheet drawn up from the blank card without its
+    main-gun row went onto a bunker and into a campaign, and at the table every attack on that bunker was
+    refused ("…'s sheet: penetration_row needs 10 values"). The sheet editor said "Not ready for play yet",
+    the builder said nothing. Now the bunker's row says so, and links to the sheet to fill it in."""
+    library, clone = a_ready_and_an_unready_bunker(client, demo, hill)
     unready, ready = hill.structures.get(sheet=clone), hill.structures.get(sheet=library)
     response = client.get(reverse("scenario", args=[hill.pk]))
     said = ("Its sheet is not ready for play (penetration_row needs 10 values (d10 <2, 2 … 9, 10+), has 0): "
@@ -396,12 +403,7 @@ def test_no_battle_campaign_or_session_starts_while_a_bunkers_sheet_is_not_ready
     table every attack on that bunker was refused. Starting a battle, a campaign or a campaign's next session
     is refused, naming the bunker and pointing to where its sheet is filled in; nothing is created."""
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
-    library = BunkerSheet.objects.get(club=None, slug="german-hmg-loghouse")
-    assert client.post(reverse("sheet_clone", args=[library.pk]), {"club": demo.club.pk}).status_code == 302
-    clone = BunkerSheet.objects.get(club=demo.club, slug="german-hmg-loghouse")
-    BunkerSheet.objects.filter(pk=clone.pk).update(name="Hill 112 Pillbox", penetration_row=[])
-    assert add(client, hill, "bunker", sheet=clone.pk).status_code == 302
-    assert add(client, hill, "bunker", sheet=library.pk).status_code == 302
+    library, clone = a_ready_and_an_unready_bunker(client, demo, hill)
     Structure.objects.filter(scenario=hill).update(crew_side="B")
     Structure.objects.filter(scenario=hill, sheet=clone).update(name="Pillbox Nord")
     signed_in(client, demo.organiser)

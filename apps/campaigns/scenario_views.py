@@ -696,6 +696,9 @@ def scenario_start(request, pk):
     unready = campaign_services.unready_sheets(scenario)
     if unready:
         form.add_error(None, campaign_services.SheetsNotReady(unready).message)
+    wrong = campaign_services.set_up_wrongly(scenario)
+    if wrong:
+        form.add_error(None, campaign_services.SetUpWrongly(wrong).message)
     if not form.is_valid():
         return builder_with_errors(request, scenario, start_form=form)
     seen, newest = form.cleaned_data["after"], newest_battle_id(scenario)
@@ -736,7 +739,8 @@ def scenario_campaign(request, pk):
         try:
             campaign = campaign_services.start_campaign(scenario_id=scenario.pk, user=request.user, **fields)
             started = True
-        except (campaign_services.CrewsOfNobody, campaign_services.SheetsNotReady) as error:
+        except (campaign_services.CrewsOfNobody, campaign_services.SheetsNotReady,
+                campaign_services.SetUpWrongly) as error:
             form.add_error(None, error.message)
             return builder_with_errors(request, scenario, campaign_form=form)
         except ActionRefused as error:  # the same name, started from another tab while this one was checked

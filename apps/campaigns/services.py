@@ -19,11 +19,12 @@ from apps.battles.models import Battle, BattleStatus
 from apps.battles.snapshot import STRUCTURE_WRITE_FIELDS
 from apps.campaigns import permissions
 from apps.campaigns.copying import copy_battlefield
+from apps.campaigns.formats import crews_as_built, vehicles_outside
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from apps.rules import ActionRefused
 from apps.rules.dh import validate_sheet
 from apps.rules.tables import DH_PINS_TO_ROUT
-from apps.structures.formats import rules_dict, sheet_body
+from apps.structures.formats import Checker, rules_dict, sheet_body
 from apps.structures.models import Floor, Structure, has_crews
 
 RULES_FIELDS = ("ruleset", "damage_variant", "collapse_check", "fires", "uncontrolled_events", "fireteam_initiative",
@@ -96,13 +97,72 @@ def unready_sheets(source):
     return found
 
 
+class SetUpWrongly(ActionRefused):
+    """Units set up where the builder now refuses them (`set_up_wrongly`): nothing started. `ground` says whose
+    rows they are: a scenario's are set right in its builder, a campaign's at its last session's table."""
+
+    def __init__(self, wrong, *, ground="scenario"):
+        listed = "; ".join(f"{unit} in {structure} ({why})" for unit, structure, why in wrong)
+        it = "it" if len(wrong) == 1 else "them"
+        if ground == "scenario":
+            said = (f"Set up where the builder now refuses {it}: {listed}. Edit the unit in the builder (“Where” on "
+                    "its page: a point on the table, or a structure it may hold), then start again.")
+        else:
+            said = (f"Set up on the campaign's ground where a battle's Move never puts {it}: {listed}. An organiser "
+                    "puts the unit right in the last session's battle (“Correct a piece's position (organisers)”; "
+                    "reopen that session first if it is finished) and finishes it, then sets up the next session.")
+        super().__init__(ground, [unit for unit, _, _ in wrong], said)
+        self.wrong = wrong
+
+
+def set_up_wrongly(source, *, played=False):
+    """[(unit name, structure name, why)] for `source`'s (a scenario's or campaign's) units the builder would
+    not place where they stand: a vehicle on a floor of a structure (`formats.vehicles_outside`), a unit inside
+    a bunker the other side's crew holds (`formats.crews_as_built`). A scenario saved before the builder
+    refused them, or a campaign file imported as played, still holds them, and a battle started so had a tank
+    in a house or both sides in one bunker, where its Move never puts anyone. The builder's own checks read
+    the rows as a scenario file would hold them. `played`: a campaign's ground, where a crew routed out holds
+    nothing (`turns.resolve_move` lets anyone in), so a unit inside it is where play left it."""
+    structures = list(source.structures.order_by("pk"))
+    index = {s.pk: i for i, s in enumerate(structures)}
+    doc = {
+        "rules": {"ruleset": source.ruleset},
+        # No sheet: crews_as_built then asks only who is inside (a crew of neither side is CrewsOfNobody's, and
+        # a campaign's crew is its men as played).
+        "structures": [{"name": s.name, "sheet": None, "crew_side": s.crew_side,
+                        "crew_men": 0 if played and s.crew_routed else s.crew_men} for s in structures],
+        "armies": [],
+    }
+    units = []
+    for army in source.armies.order_by("side", "pk"):
+        rows = list(army.units.select_related("floor").order_by("name", "pk"))
+        doc["armies"].append({"side": army.side, "units": [
+            {"name": u.name, "kind": u.kind,
+             "at": {"structure": index[u.floor.structure_id], "floor": u.floor.level} if u.floor_id else None}
+            for u in rows]})
+        units.append(rows)
+    wrong = {}
+    for check in (vehicles_outside, crews_as_built):
+        c = Checker()
+        check(c, doc)
+        for path, _ in c.errors:  # "armies[i].units[j].at"
+            i, j = (int(part.split("[")[1].rstrip("]")) for part in path.split(".")[:2])
+            unit = units[i][j]
+            structure = structures[index[unit.floor.structure_id]]
+            why = ("a vehicle stands on the table" if check is vehicles_outside else
+                   f"side {structure.crew_side}'s crew holds it against side {unit.army.side}")
+            wrong.setdefault((i, j), [unit.name, structure.name, []])[2].append(why)
+    return [(name, structure, ", and ".join(why)) for _, (name, structure, why) in sorted(wrong.items())]
+
+
 def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_battle=True):
     """A campaign on a scenario's ground, forces and deployment zones (its own copies: the scenario stays as
     it is, and a later change to it moves nothing in the campaign), with
     its first session set up on the scenario's table. Organisers only. A name the club already uses (in
     any case) is refused: the form checks it too, but two tabs or a double tap can pass that check
     together, and only the club's lock decides between them. A bunker crew of neither side is refused
-    (CrewsOfNobody), and so is a bunker whose sheet is not ready for play (SheetsNotReady)."""
+    (CrewsOfNobody), and so is a bunker whose sheet is not ready for play (SheetsNotReady) and a unit set up
+    where the builder refuses it (SetUpWrongly)."""
     with transaction.atomic():
         # Locked as every builder change locks it (scenario_views.one_writer): the copy is never half of one.
         scenario = Scenario.objects.select_for_update().get(pk=scenario_id)
@@ -114,6 +174,9 @@ def start_campaign(*, scenario_id, user, name, fires_persist=False, single_open_
         unready = unready_sheets(scenario)
         if unready:
             raise SheetsNotReady(unready)
+        wrong = set_up_wrongly(scenario)
+        if wrong:
+            raise SetUpWrongly(wrong)
         club = Club.lock(scenario.club_id)
         if club.campaigns.filter(name__iexact=name).exists():
             raise ActionRefused("name", name, f"{club.name} already has a campaign called {name}.")

@@ -439,6 +439,72 @@ def test_no_battle_campaign_or_session_starts_while_a_bunkers_sheet_is_not_ready
     assert (Battle.objects.count(), Structure.objects.count()) == before
 
 
+def two_held_bunkers(client, demo, hill):
+    """The hill with two Disposable Heroes bunkers on a library sheet, North and South, both held by side A's
+    crew, and an army on each side (A: Guards, B: Grenadiers). Returns the two bunkers."""
+    sheet = BunkerSheet.objects.get(club=None, slug="german-at-bunker")
+    for name in ("North bunker", "South bunker"):
+        assert add(signed_in(client, demo.designer), hill, "bunker", sheet=sheet.pk).status_code == 302
+        Structure.objects.filter(scenario=hill, name=sheet.name).update(name=name, crew_side="A")
+    for side, name in (("A", "Guards"), ("B", "Grenadiers")):
+        client.post(reverse("scenario_army_new", args=[hill.pk]), {"newarmy-side": side, "newarmy-name": name})
+    return hill.structures.get(name="North bunker"), hill.structures.get(name="South bunker")
+
+
+def set_up_inside(owner, state, north, south):
+    """Units of `owner`'s (a scenario's or campaign's) armies where the builder now refuses them, put there as a
+    scenario saved before 574ea72 and 769f793, or a campaign file imported as played, holds them: "vehicle", a
+    side A tank on South bunker's floor; "other side", a side B squad inside North bunker, which A's crew holds."""
+    if state in ("vehicle", "both"):
+        Unit.objects.create(army=owner.armies.get(side="A"), name="Panzer IV", kind="vehicle", models_start=1,
+                            models_left=1, floor=south.floors.get())
+    if state in ("other side", "both"):
+        Unit.objects.create(army=owner.armies.get(side="B"), name="Raiders", kind="infantry", models_start=5,
+                            models_left=5, floor=north.floors.get())
+
+
+def counts():
+    return (Battle.objects.count(), Campaign.objects.count(), Structure.objects.count(), Unit.objects.count())
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+@pytest.mark.parametrize("state", ["vehicle", "other side", "both"])
+def test_no_battle_or_campaign_starts_from_a_scenario_set_up_where_the_builder_now_refuses(client, demo, hill, htmx,
+                                                                                         state):
+    """A scenario saved before the builder refused a vehicle on a floor of a structure (574ea72) or a unit inside
+    a bunker the other side's crew holds (769f793) still started battles and campaigns so: a tank inside a
+    bunker, both sides in one bunker, where the battle's Move never puts anyone. Starting a battle or a campaign
+    from it is refused beside its form, naming every unit and structure and saying what to do; nothing is
+    created."""
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    north, south = two_held_bunkers(client, demo, hill)
+    set_up_inside(hill, state, north, south)
+    signed_in(client, demo.organiser)
+    listed = {"vehicle": "Panzer IV in South bunker (a vehicle stands on the table)",
+              "other side": "Raiders in North bunker (side A's crew holds it against side B)"}
+    shown = "; ".join(listed[s] for s in listed if state in (s, "both"))
+    said = (f"Set up where the builder now refuses {'them' if state == 'both' else 'it'}: {shown}. Edit the unit in "
+            "the builder (“Where” on its page: a point on the table, or a structure it may hold), then start again.")
+    before = counts()
+
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"}, **headers)
+    assert response.status_code == 400 and said in text_of(response, "start-campaign")
+    response = client.post(reverse("scenario_start", args=[hill.pk]), {"name": "Friday", "status": "setup"},
+                           **headers)
+    assert response.status_code == 400 and said in text_of(response, "start")
+    with pytest.raises(services.SetUpWrongly) as refused:
+        services.start_campaign(scenario_id=hill.pk, user=demo.organiser, name="Road to Caen")
+    assert refused.value.message == said
+    assert counts() == before
+
+    # Set right in the builder's way (the units out on the table), both start.
+    Unit.objects.filter(name__in=["Panzer IV", "Raiders"]).update(floor=None, x=10, y=10)
+    assert client.post(reverse("scenario_start", args=[hill.pk]), {"name": "Friday", "status": "setup"},
+                       **headers).status_code == 302
+    response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"}, **headers)
+    assert response.status_code == 303 and Campaign.objects.filter(name="Road to Caen").exists()
+
+
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):
     """Scenarios start as Bolt Action: a bunker placed then has no crew. Saved as Disposable Heroes,
     each sheet's bunker gets the sheet's full crew, as if added now; a crew already set is kept."""

@@ -206,7 +206,8 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
     Down and activations cleared. On `table` (width, depth), by default the last session's.
     With no session left (the first discarded), on the campaign's first table.
     `number` is the session the form offered to set up: if that one exists now, AlreadySetUp. A bunker
-    whose sheet is not ready for play (edited since the campaign started) is refused: SheetsNotReady."""
+    whose sheet is not ready for play (edited since the campaign started) is refused: SheetsNotReady; so is a
+    unit of its ground where no battle's Move puts one: SetUpWrongly."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().get(pk=campaign_id)
         _organiser(user, campaign, "start a session")
@@ -221,6 +222,10 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
         unready = unready_sheets(campaign)
         if unready:
             raise SheetsNotReady(unready)
+        # Its ground, not its scenario: a campaign started before the builder refused them, or imported as played.
+        wrong = set_up_wrongly(campaign, played=True)
+        if wrong:
+            raise SetUpWrongly(wrong, ground="campaign")
         number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
         last = (campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at")
                 .values("table_width", "table_depth").first())

@@ -18,7 +18,7 @@ from apps.battles import services as battles
 from apps.campaigns import services
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.formats import dumps
-from apps.structures.models import BunkerSheet, Opening, Structure
+from apps.structures.models import BunkerSheet, Floor, Opening, Structure
 from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of  # noqa: F401
 from tests.structures.test_sheet_editor import browser_sign_in, form_data
 
@@ -503,6 +503,69 @@ def test_no_battle_or_campaign_starts_from_a_scenario_set_up_where_the_builder_n
                        **headers).status_code == 302
     response = client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"}, **headers)
     assert response.status_code == 303 and Campaign.objects.filter(name="Road to Caen").exists()
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_no_session_starts_from_a_campaigns_ground_set_up_where_no_battle_puts_a_unit(client, demo, hill, htmx):
+    """A campaign started before those fixes, or imported from an older file as played, holds the same states on
+    its own ground (the scenario may be right by now): its next session is refused, saying how the organiser puts
+    the units right, and nothing is created. Done as it says (the last session reopened, the units corrected in
+    its battle, finished again), the next session starts. A unit inside a bunker whose crew has routed is where
+    play can leave it (the battle's Move lets anyone in): a session starts so."""
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    two_held_bunkers(client, demo, hill)
+    signed_in(client, demo.organiser)
+    assert client.post(reverse("scenario_campaign", args=[hill.pk]), {"campaign-name": "Road to Caen"}).status_code \
+        == 303
+    campaign = Campaign.objects.get(name="Road to Caen")
+    one = campaign.battles.get(session_number=1)
+    # As a scenario saved before the fixes gave them: on the campaign's ground and in its first session's copy.
+    set_up_inside(campaign, "both", campaign.structures.get(name="North bunker"),
+                  campaign.structures.get(name="South bunker"))
+    for unit in Unit.objects.filter(army__campaign=campaign, floor__isnull=False):
+        Unit.objects.create(army=one.armies.get(side=unit.army.side), origin=unit, name=unit.name, kind=unit.kind,
+                            models_start=unit.models_start, models_left=unit.models_left,
+                            floor=Floor.objects.get(structure__battle=one, structure__origin=unit.floor.structure))
+    battles.start(battle_id=one.pk, user=demo.organiser)
+    services.finish_battle(battle_id=one.pk, user=demo.organiser, winner="A")
+    said = ("Set up on the campaign's ground where a battle's Move never puts them: Panzer IV in South bunker (a "
+            "vehicle stands on the table); Raiders in North bunker (side A's crew holds it against side B). An "
+            "organiser puts the unit right in the last session's battle (“Correct a piece's position "
+            "(organisers)”; reopen that session first if it is finished) and finishes it, then sets up the next "
+            "session.")
+    before = counts()
+    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
+                           **headers)
+    if htmx:
+        assert response.status_code == 200 and said in text_of(response, "sessions")
+    else:
+        assert response.status_code == 303
+        assert said in " ".join(str(m) for m in list(response.wsgi_request._messages))
+    assert counts() == before
+    with pytest.raises(services.SetUpWrongly):
+        services.start_session(campaign_id=campaign.pk, user=demo.organiser)
+    assert counts() == before
+
+    services.reopen_last(campaign_id=campaign.pk, user=demo.organiser)
+    for name in ("Panzer IV", "Raiders"):
+        battles.perform(battle_id=one.pk, user=demo.organiser, action="correct_position",
+                        inputs={"unit": f"u{Unit.objects.get(army__battle=one, name=name).pk}", "x": "10", "y": "12"})
+    services.finish_battle(battle_id=one.pk, user=demo.organiser, winner="A")
+    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
+                           **headers)
+    assert response.status_code in (200, 303) and campaign.battles.filter(session_number=2).exists()
+    assert not Unit.objects.filter(army__campaign=campaign, floor__isnull=False).exists()
+
+    # The Raiders back inside North bunker, its crew routed (as play leaves it): the next session starts.
+    Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
+    north = campaign.structures.get(name="North bunker")
+    Structure.objects.filter(pk=north.pk).update(crew_routed=True)
+    Unit.objects.filter(army__campaign=campaign, name="Raiders").update(floor=north.floors.get(), x=None, y=None)
+    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
+                           **headers)
+    assert response.status_code in (200, 303) and campaign.battles.filter(session_number=3).exists()
+    raiders = Unit.objects.get(army__battle__campaign=campaign, army__battle__session_number=3, name="Raiders")
+    assert raiders.floor.structure.name == "North bunker"
 
 
 def test_a_scenario_switched_to_disposable_heroes_crews_its_bunkers(client, demo):

@@ -460,7 +460,7 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     on each side, where that is nearer than a ring: a name is long and low, and the rings' first
     place straight up or down is 3.6 inches off. Its title keeps its name; `units_svg` draws a line to
     it from a spot it no longer covers. Sets each piece's x, y and its mark (`unit_mark`) and where that
-    goes, and `spot`, where it stands."""
+    goes, `spot`, where it stands, and `searched`, how far from it a place was looked for."""
     crowd = _Crowd((0, 0, table_w, table_d))
     for box in keep_clear:
         crowd.add_mark(box)
@@ -483,9 +483,12 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
                 place = next(((x, y, m) for m in _mark_places(x, y, half_w)
                               if not piece.mark or crowd.mark_free(m[2], index)), None)
                 if place:
+                    # The places are tried nearest first: none farther off than this one was looked at.
+                    piece.searched = math.dist((x, y), here)
                     break
         else:  # a table packed tighter than any battle: its spot, and its mark under it
             place = (piece.x, piece.y, _mark_places(piece.x, piece.y, half_w)[0])
+            piece.searched = math.inf
         piece.spot = (piece.x, piece.y)
         piece.x, piece.y, (piece.mark_x, piece.mark_y, box) = place
         crowd.add_dot(piece.x, piece.y, index)
@@ -1137,9 +1140,27 @@ def dots_moved(board, before):
     dots = board.map["units"]
     if before is None or not dots:
         return False
+    # A box that changed moves no dot unless some dot's search came near it: a place tried is no farther
+    # from its spot than where the dot was put (`searched`), and what it checks (the dot, its mark's four
+    # places) reaches SEARCH_REACH beyond. Every dot tried the same places then, met the same boxes, and
+    # stands where it stood. Laying all the dots out again (a millisecond for the demo's five) was paid by
+    # every attack that changed a damage figure.
+    changed = set(before).symmetric_difference(labels([s.map for s in board.structures]))
+    if not any(_box_distance(u.spot, box) < u.searched + SEARCH_REACH for box in changed for u in dots):
+        return False
     then = fan_out([SimpleNamespace(x=u.spot[0], y=u.spot[1], pins=u.pins, routed=u.routed) for u in dots],
                    board.map["width"], board.map["depth"], keep_clear=before)
     return any((a.x, a.y, a.mark_x, a.mark_y) != (b.x, b.y, b.mark_x, b.mark_y) for a, b in zip(dots, then))
+
+
+# How far beyond a place tried for a dot `fan_out` looks: a dot's keep-off (`_dot_meets`, 1.6 in) and its
+# mark's farthest box beside it (a dot's width and "routed" twice over, 6.7 in), with room to spare.
+SEARCH_REACH = 8
+
+
+def _box_distance(point, box):
+    x0, y0, x1, y1 = box
+    return math.dist(point, (min(max(point[0], x0), x1), min(max(point[1], y0), y1)))
 
 
 def names_moved(entries, board):

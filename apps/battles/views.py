@@ -178,6 +178,7 @@ def map_of(battle, structures, units):
         room = NameRoom(tuple(side for side in ("A", "B") if side in inside), crew, s.burning)
         spots, badge_spots, marks = name_room(cx, cy, half_d, room)
         label = s.name if len(s.name) <= NAME_CHARS else s.name[:NAME_CHARS - 1] + "…"
+        damage = damage_words(s.damage_taken, s.damage_percent, s.collapsed)
         s.map = Piece(
             cx=cx, cy=cy, fire_y=cy - MARK_OFF, crew_y=cy + MARK_OFF, x0=cx - w / 2, y0=cy - d / 2, w=w, d=d,
             name_x=cx, name_y=spots[0], name=label, label=label, half_d=half_d, room=room, name_spots=spots,
@@ -185,7 +186,7 @@ def map_of(battle, structures, units):
                      for x, y in ((-w / 2, -d / 2), (w / 2, -d / 2), (w / 2, d / 2), (-w / 2, d / 2))],
             rotation=float(s.rotation),
             classes=" ".join(states),
-            damage=f"{s.damage_percent}%" if s.damage_taken and not s.collapsed else "",
+            damage=damage, damage_box=damage_box(cx, cy, damage),
             # A Bolt Action fire has no size (seed 001: the building is on fire, all of it): its diamond
             # carries no number, where "36" read as a fire that could grow.
             fire=(f"{float(s.fire_size):g}" if sized_fires else "") if s.burning else None, crew=crew,
@@ -198,7 +199,7 @@ def map_of(battle, structures, units):
     # campaign's map has no battle, and its units no pins: they are one battle's.)
     routs = getattr(battle, "ruleset", "") == "dh"
     covered = place_names(structures, float(battle.table_width), float(battle.table_depth))
-    # The dots keep off the names, badges, fires and crews' marks, not the names off the dots
+    # The dots keep off the names, badges, fires, crews' marks and damage figures, not the names off the dots
     # (`name_places`): a dot moved an inch or two still stands by its spot, where a name pushed off would
     # lose its building.
     on_table = fan_out([SimpleNamespace(x=float(u.x), y=float(u.y), side=u.army.side, name=u.name,
@@ -265,6 +266,24 @@ def name_room(cx, cy, half_d, room):
         half_h = NAME_LINE_EMS * CREW_SIZE / 2 + UNIT_MARK_HALO / 2
         marks.append((cx - half_w, cy + MARK_OFF - half_h, cx + half_w, cy + MARK_OFF + half_h))
     return (round(cy + below, 2), round(cy - above, 2), round(cy + below + NAME_LINE, 2)), badges, marks
+
+
+def damage_words(taken, percent, collapsed):
+    """A structure's damage figure on the map ("40%"): none undamaged, nor on rubble (its hatching says it)."""
+    return f"{percent}%" if taken and not collapsed else ""
+
+
+DAMAGE_SIZE = 2.1  # a damage figure's height in inches (`.map text`, battle.css)
+
+
+def damage_box(cx, cy, damage):
+    """The box of a damage figure drawn on a footprint's middle, its halo included, or None: the units'
+    dots keep off it as off a crew's mark (`labels`), or a squad standing on a pillbox hid its "40%"."""
+    if not damage:
+        return None
+    half_w = sum(NAME_EMS.get(ch, WIDEST_EM) for ch in damage) * DAMAGE_SIZE / 2 + UNIT_MARK_HALO / 2
+    half_h = NAME_LINE_EMS * DAMAGE_SIZE / 2 + UNIT_MARK_HALO / 2
+    return (cx - half_w, cy - half_h, cx + half_w, cy + half_h)
 
 
 ZONE_LABEL_SIZE = 1.3  # a deployment zone's label: height in inches (battle.css)
@@ -441,7 +460,7 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     on each side, where that is nearer than a ring: a name is long and low, and the rings' first
     place straight up or down is 3.6 inches off. Its title keeps its name; `units_svg` draws a line to
     it from a spot it no longer covers. Sets each piece's x, y and its mark (`unit_mark`) and where that
-    goes, and `spot`, where it stands."""
+    goes, `spot`, where it stands, and `searched`, how far from it a place was looked for."""
     crowd = _Crowd((0, 0, table_w, table_d))
     for box in keep_clear:
         crowd.add_mark(box)
@@ -464,9 +483,12 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
                 place = next(((x, y, m) for m in _mark_places(x, y, half_w)
                               if not piece.mark or crowd.mark_free(m[2], index)), None)
                 if place:
+                    # The places are tried nearest first: none farther off than this one was looked at.
+                    piece.searched = math.dist((x, y), here)
                     break
         else:  # a table packed tighter than any battle: its spot, and its mark under it
             place = (piece.x, piece.y, _mark_places(piece.x, piece.y, half_w)[0])
+            piece.searched = math.inf
         piece.spot = (piece.x, piece.y)
         piece.x, piece.y, (piece.mark_x, piece.mark_y, box) = place
         crowd.add_dot(piece.x, piece.y, index)
@@ -475,10 +497,10 @@ def fan_out(pieces, table_w, table_d, keep_clear=()):
     return pieces
 
 
-def labels(pieces, places=None, rooms=None):
-    """The boxes of the structures' names, side badges, fires and crews' marks as drawn, which the units
-    keep off (`fan_out`); or, given `places` and `rooms` (`name_places`, `name_room`), as they were drawn
-    before a change."""
+def labels(pieces, places=None, rooms=None, damages=None):
+    """The boxes of the structures' names, side badges, fires, crews' marks and damage figures as drawn,
+    which the units keep off (`fan_out`); or, given `places` and `rooms` (`name_places`, `name_room`) and
+    `damages` (some pieces' damage boxes by index), as they were drawn before a change."""
     boxes = []
     for index, m in enumerate(pieces):
         place = places[index] if places is not None else (m.name_x, m.name_y) if m.name else None
@@ -488,6 +510,9 @@ def labels(pieces, places=None, rooms=None):
         for b in room[1]:
             boxes.append((b.x - 1.3, b.y - 1.3, b.x + 1.3, b.y + 1.3))
         boxes += room[2]
+        damage = damages[index] if damages and index in damages else m.damage_box
+        if damage is not None:
+            boxes.append(damage)
     return boxes
 
 
@@ -1115,9 +1140,27 @@ def dots_moved(board, before):
     dots = board.map["units"]
     if before is None or not dots:
         return False
+    # A box that changed moves no dot unless some dot's search came near it: a place tried is no farther
+    # from its spot than where the dot was put (`searched`), and what it checks (the dot, its mark's four
+    # places) reaches SEARCH_REACH beyond. Every dot tried the same places then, met the same boxes, and
+    # stands where it stood. Laying all the dots out again (a millisecond for the demo's five) was paid by
+    # every attack that changed a damage figure.
+    changed = set(before).symmetric_difference(labels([s.map for s in board.structures]))
+    if not any(_box_distance(u.spot, box) < u.searched + SEARCH_REACH for box in changed for u in dots):
+        return False
     then = fan_out([SimpleNamespace(x=u.spot[0], y=u.spot[1], pins=u.pins, routed=u.routed) for u in dots],
                    board.map["width"], board.map["depth"], keep_clear=before)
     return any((a.x, a.y, a.mark_x, a.mark_y) != (b.x, b.y, b.mark_x, b.mark_y) for a, b in zip(dots, then))
+
+
+# How far beyond a place tried for a dot `fan_out` looks: a dot's keep-off (`_dot_meets`, 1.6 in) and its
+# mark's farthest box beside it (a dot's width and "routed" twice over, 6.7 in), with room to spare.
+SEARCH_REACH = 8
+
+
+def _box_distance(point, box):
+    x0, y0, x1, y1 = box
+    return math.dist(point, (min(max(point[0], x0), x1), min(max(point[1], y0), y1)))
 
 
 def names_moved(entries, board):
@@ -1126,8 +1169,9 @@ def names_moved(entries, board):
     or fire an entry changed move, and with them any name placed after it. None when that cannot be
     told: an undo written before undos kept what they took back holds only what it restored, and the
     page held the entry it undid (the poll then redraws the whole map). With them, the names' and
-    badges' boxes as they were (`labels`), or None where none moved."""
-    rooms, unknown = {}, set()
+    badges' boxes as they were (`labels`), or None where none moved (nor any damage figure, which moves no
+    name but a dot: `dots_moved`)."""
+    rooms, figures, unknown = {}, {}, set()
     units = {u.uid: (f"s{u.floor.structure_id}" if u.floor_id else None, u.army.side, u.destroyed)
              for u in board.units}
     held_by = set()  # the structures a changed unit stood in, then or now
@@ -1140,6 +1184,9 @@ def names_moved(entries, board):
             crew = before.get("crew")
             rooms[sid] = (crew_words(crew.get("routed"), crew.get("men"), crew.get("pins")) if crew else "",
                           before.get("fire") is not None)
+            taken, most = before.get("damage_taken") or 0, before.get("damage_max") or 0
+            # Structure.damage_percent, from the record's numbers
+            figures[sid] = damage_words(taken, 100 * taken // most if most else 0, before.get("collapsed"))
             unknown.discard(sid)
         for uid, before in (record.get("units") or {}).items():
             held_by.update(place for place in (units.get(uid, (None,))[0], before.get("structure")) if place)
@@ -1150,9 +1197,11 @@ def names_moved(entries, board):
     for place, side, destroyed in units.values():
         if place in held_by and not destroyed:
             sides.setdefault(place, set()).add(side)
-    then = {}
+    then, damages = {}, {}
     for index, s in enumerate(board.structures):
         m = s.map
+        if s.sid in figures and figures[s.sid] != m.damage:
+            damages[index] = damage_box(m.cx, m.cy, figures[s.sid])
         if s.sid not in rooms and s.sid not in held_by:
             continue
         crew, burning = rooms.get(s.sid, (m.room.crew, m.room.burning))
@@ -1160,12 +1209,14 @@ def names_moved(entries, board):
                         else m.room.sides, crew, burning)
         if room != m.room:
             then[index] = name_room(m.cx, m.cy, m.half_d, room)
-    if not then:
-        return set(), None
     pieces = [s.map for s in board.structures]
+    if not then:
+        # The names stand where they stood: only a damage figure changed, if anything (no names placed again).
+        return set(), labels(pieces, damages=damages) if damages else None
     before = name_places(pieces, board.map["width"], board.map["depth"], then)
     return ({s.sid for s, place in zip(board.structures, before)
-             if place != ((s.map.name_x, s.map.name_y) if s.map.name else None)}, labels(pieces, before, then))
+             if place != ((s.map.name_x, s.map.name_y) if s.map.name else None)},
+            labels(pieces, before, then, damages))
 
 
 def last_undoable(battle, page=None):

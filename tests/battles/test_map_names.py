@@ -298,21 +298,25 @@ def test_a_name_moved_over_a_footprint_hands_the_footprint_its_taps_on_every_pho
     assert over_group(page_now) == [f'data-tap="{sid(barrel)}"><rect class="map-hit" x="42.5" y="17" width="1" height="1">'
                                     '</rect></a>']
     for html in (answer, poll):
-        assert '<g id="map-over" hx-swap-oob="true">' in html and over_group(html) == over_group(page_now)
+        assert '<g id="map-over" aria-hidden="true" hx-swap-oob="true">' in html
+        assert over_group(html) == over_group(page_now)
     # A move in the open, which moves no name, leaves the group as it is.
     params = held(w)
     services.perform(battle_id=w.battle.pk, user=w.alice, action="move", inputs={"unit": uid(w.gun), "x": "31", "y": "5"})
     assert over_group(body(client.get(reverse("battle_poll", args=[w.battle.pk]), params, **HTMX))) is None
 
 
-# The tap shapes' names ----------------------------------------------------------------------------
+# One entry a structure ------------------------------------------------------------------------------
 
-def tap_links(html):
-    """Each link of the tap layer and of #map-over: (the group's attributes, the link's attributes)."""
+def map_links(html):
+    """Each link on the map, with whether a screen reader finds it (no aria-hidden on it or on the group
+    it is in): (the link's attributes, found)."""
+    svg = re.search(r'<svg class="map".*?</svg>', html, re.S).group(0)
     found = []
-    for group, links in re.findall(r'<g (class="map-taps"[^>]*|id="map-over"[^>]*)>(.*?)</g>', html, re.S):
-        found += [(group, attributes) for attributes in re.findall(r"<a ([^>]*)>", links)]
-    return found
+    for group, links in re.findall(r'<g (class="map-taps"[^>]*|id="map-over"[^>]*)>(.*?)</g>', svg, re.S):
+        found += [(a, "aria-hidden" not in group + a) for a in re.findall(r"<a ([^>]*)>", links)]
+    rest = re.sub(r'<g (?:class="map-taps"|id="map-over")[^>]*>.*?</g>', "", svg, flags=re.S)
+    return found + [(a, "aria-hidden" not in a) for a in re.findall(r"<a ([^>]*)>", rest)]
 
 
 def named(html, element_id):
@@ -320,30 +324,32 @@ def named(html, element_id):
     return re.search(rf'id="{element_id}"[^>]*aria-label="([^"]*)"', html).group(1)
 
 
-def test_every_shape_that_takes_a_tap_is_a_link_named_as_its_piece_is_drawn(client, huts):
-    """The thumb's width round a footprint, and a footprint under a neighbour's name, took taps but were
-    hidden from screen readers and had no name: a finger exploring the map there heard only "the table",
-    and a double tap opened nothing. Each is named by its piece, which an attack's answer redraws with the
-    state it leaves (the shapes are not redrawn): so the name says that state too. The keyboard keeps
-    one stop a structure, the piece's own link."""
+def test_each_structure_is_one_named_link_and_one_keyboard_stop_on_the_map(client, huts):
+    """Each tap shape (the thumb's width round a footprint, a footprint under a neighbour's name in
+    #map-over) was a link named by its piece: a screen reader listed every structure twice, the shape and
+    the piece. The piece's own link is its one entry, named with the state an answer redraws it with, and
+    its one Tab stop; the shapes still take a sighted tap (a link each, hidden and out of the Tab order)."""
     w = huts
     barrel = w.structure("Barrel", floors=1, x=43, y=17.5, width=1, depth=1)
     signed(client, w.alice)
     move_in(w, client, held(w))  # the woodshed's name now lies across the barrel: #map-over draws it
     html = body(client.get(reverse("battle", args=[w.battle.pk])))
-    links = tap_links(html)
+    links = map_links(html)
     structures = Structure.objects.filter(battle=w.battle)
-    assert sorted(re.search(r'data-tap="(\w+)"', a).group(1) for _, a in links) == \
+    shown = [a for a, found in links if found]
+    # Each structure once: its piece's link (data-structure), no shape's (data-tap).
+    assert sorted(re.search(r'data-(?:structure|tap)="(\w+)"', a).group(0) for a in shown) == \
+        sorted(f'data-structure="{sid(s)}"' for s in structures)
+    for attributes in shown:
+        tap = re.search(r'data-structure="(\w+)"', attributes).group(1)
+        assert f'id="map-{tap}"' in attributes and "tabindex" not in attributes
+        assert named(html, f"map-{tap}").startswith(f"{Structure.objects.get(pk=tap[1:]).name}, ")
+    hidden = [a for a, found in links if not found]
+    assert sorted(re.search(r'data-tap="(\w+)"', a).group(1) for a in hidden) == \
         sorted([sid(s) for s in structures] + [sid(barrel)])
-    for group, attributes in links:
-        assert "aria-hidden" not in group + attributes
-        assert 'tabindex="-1"' in attributes and 'href="' in attributes
-        tap = re.search(r'data-tap="(\w+)"', attributes).group(1)
-        assert f'aria-labelledby="map-{tap}"' in attributes
-        name = Structure.objects.get(pk=tap[1:]).name
-        assert named(html, f"map-{tap}").startswith(f"{name}, ")
+    for attributes in hidden:
+        assert 'tabindex="-1"' in attributes and 'href="' in attributes and "aria-labelledby" not in attributes
     house = f"map-{sid(w.house)}"
-    assert re.search(rf'<a id="{house}" href="[^"]*" hx-get="[^"]*" class="map-structure', html)
     # An attack on the house: its piece comes back out of band with its new state, under the same id.
     answer = body(client.post(reverse("battle_resolve", args=[w.battle.pk]), {
         **he_attack(w, dice_0="6", dice_1="6"), **held(w)}, **HTMX))

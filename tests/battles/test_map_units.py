@@ -191,12 +191,14 @@ CREW_WIDTH = {mark: width * 1.6 / 1.3 + HALO for mark, width in MARK_WIDTH.items
 CREW_HEIGHT, FIRE_HALF = MARK_HEIGHT * 1.6 / 1.3 + HALO, 2.3 * math.sqrt(2) / 2 + 0.1
 
 
-def structure_row(name, x, y, w, d, *, crew_pins=None, fire=None):
+def structure_row(name, x, y, w, d, *, crew_pins=None, fire=None, damage=0):
     """A structure as load_board hands it to map_of (the one on the table): no floors (no one inside); a
-    crewed bunker's crew with `crew_pins` pins; burning with a fire of `fire` square inches."""
+    crewed bunker's crew with `crew_pins` pins; burning with a fire of `fire` square inches; `damage`
+    points taken of 10."""
     return SimpleNamespace(
         name=name, pk=1, sid="s1", x=x, y=y, width=w, depth=d, rotation=0,
-        floor_rows=[], collapsed=False, destroyed=False, damage_taken=0, damage_percent=0, impassable=False,
+        floor_rows=[], collapsed=False, destroyed=False, damage_taken=damage, damage_max=10,
+        damage_percent=10 * damage, impassable=False,
         burning=fire is not None, fire_size=fire, sheet_id=1 if crew_pins is not None else None,
         crewed=crew_pins is not None, crew_routed=False, crew_men=4, crew_pins=crew_pins or 0)
 
@@ -284,3 +286,40 @@ def test_a_dot_pushed_off_a_long_name_goes_straight_off_it_and_points_to_where_t
     assert float(x1) == 26 and abs(45 - float(y1) - float(r)) < 0.01 and float(y1) > dot.y
     # Under the dots, so a line never crosses another unit's initials.
     assert board.map["units_svg"].index("map-unit-leader") < board.map["units_svg"].index('class="map-unit ')
+
+
+# A dot on a structure's damage figure ------------------------------------------------------------------
+
+# "40%" as Debian's Chromium draws it (DejaVu Sans Bold at 2.1 inches: `.map text`), the halo added.
+DAMAGE_WIDTH, DAMAGE_HEIGHT = 2.45 * 2.1 + HALO, 1.2 * 2.1 + HALO
+
+
+def test_a_dot_keeps_off_a_structures_damage_figure_and_a_new_figure_redraws_the_units():
+    """A squad standing on a damaged pillbox's middle drew its dot over the pillbox's "40%": a player read
+    the squad, not how near the pillbox was to falling. The dot moves off the figure, no farther than it
+    must. A page that held the map before the pillbox was first damaged drew the dot on its spot: the
+    attack's answer must redraw the units, and a figure that changed far from every dot must not."""
+    pillbox = structure_row("Pillbox", 30, 20, 8, 6, damage=4)
+    board = table([pillbox], [unit_row("Squad", 30.5, 20.3)])
+    assert pillbox.map.damage == "40%"
+    figure = (30 - DAMAGE_WIDTH / 2, 20 - DAMAGE_HEIGHT / 2, 30 + DAMAGE_WIDTH / 2, 20 + DAMAGE_HEIGHT / 2)
+    dot = board.map["units"][0]
+    assert dot.spot == (30.5, 20.3)
+    assert gap((dot.x, dot.y), figure) >= DOT
+    assert math.dist(dot.spot, (dot.x, dot.y)) < 4
+    first = [SimpleNamespace(touched={"structures": {pillbox.sid: {"damage_taken": 0, "damage_max": 10}}},
+                             touched_after=False)]
+    assert dots_moved(board, names_moved(first, board)[1])
+    # 30% before: "30%" is as wide as "40%", so the dot stood where it stands.
+    more = [SimpleNamespace(touched={"structures": {pillbox.sid: {"damage_taken": 3, "damage_max": 10}}},
+                            touched_after=False)]
+    assert not dots_moved(board, names_moved(more, board)[1])
+    # Rubble shows no figure: the pillbox collapsed at the attack, and the dot went back to its spot.
+    rubble = structure_row("Pillbox", 30, 20, 8, 6, damage=10)
+    rubble.collapsed = True
+    board = table([rubble], [unit_row("Squad", 30.5, 20.3)])
+    assert rubble.map.damage == "" and (board.map["units"][0].x, board.map["units"][0].y) == (30.5, 20.3)
+    assert dots_moved(board, names_moved(more, board)[1])
+    # Far from the figure, the first damage leaves the dot where it was.
+    board = table([structure_row("Pillbox", 30, 20, 8, 6, damage=4)], [unit_row("Squad", 50, 30)])
+    assert not dots_moved(board, names_moved(first, board)[1])

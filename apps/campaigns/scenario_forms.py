@@ -204,6 +204,18 @@ class NewScenarioForm(ScenarioForm):
             super().validate_constraints()
 
 
+class CopyScenarioForm(forms.Form):
+    # The club's newest scenario when the page was drawn: a second send of the same "Copy" (a double tap)
+    # finds the copy the first made and goes to it instead of making another.
+    after = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
+
+    def __init__(self, *args, scenario, **kwargs):
+        super().__init__(*args, auto_id="copy_%s", **kwargs)
+        if not self.is_bound:
+            self.fields["after"].initial = (Scenario.objects.filter(club=scenario.club_id).order_by("-pk")
+                                            .values_list("pk", flat=True).first() or 0)
+
+
 class AddStructureForm(forms.Form):
     blueprint = forms.ChoiceField(label="Template", choices=blueprints.CHOICES)
     name = forms.CharField(max_length=120, required=False, help_text="Leave empty for the template's name")

@@ -420,11 +420,9 @@ def refused_drag(request, scenario, form):
                   status=400)
 
 
-def floor_levels(structure, count, roof):
-    levels = [(lvl, "ground floor" if lvl == 0 else f"floor {lvl}") for lvl in range(count)]
-    if roof:
-        levels.append((count, "flat roof"))
-    return levels
+# Every floor a structure may have (StructureForm's Floors goes to 20), not only those it has: a designer
+# raising Floors gives the new floors their openings in the same save (`BaseOpeningFormSet.beyond`).
+OPENING_LEVELS = [(lvl, "ground floor" if lvl == 0 else f"floor {lvl}") for lvl in range(20)]
 
 
 @login_required
@@ -433,34 +431,25 @@ def structure_edit(request, pk, sid):
     scenario = editable_scenario(request, pk)
     structure = scenario_structure(scenario, sid)
     floors = list(structure.floors.prefetch_related("openings"))
-    count = len([f for f in floors if not f.is_roof])
-    roof = any(f.is_roof for f in floors)
-    max_levels = floor_levels(structure, 21, False)
     initial = [{"level": f.level, "side": o.side, "kind": o.kind, "count": o.count}
                for f in floors for o in sorted(f.openings.all(), key=lambda o: o.pk)]
     if request.method != "POST":
         form = StructureForm(instance=structure, scenario=scenario)
-        openings = OpeningFormSet(prefix="openings", initial=initial, levels=floor_levels(structure, count, roof))
+        openings = OpeningFormSet(prefix="openings", initial=initial, levels=OPENING_LEVELS)
         return render(request, "scenarios/structure.html", {"scenario": scenario, "structure": structure,
                                                             "form": form, "openings": openings})
     form = StructureForm(request.POST, instance=structure, scenario=scenario)
-    openings = OpeningFormSet(request.POST, prefix="openings", initial=initial, levels=max_levels)
-    if form.is_valid():
-        levels = form.cleaned_data["floor_count"] + (1 if form.cleaned_data.get("flat_roof") else 0)
-        openings.levels = floor_levels(structure, form.cleaned_data["floor_count"], form.cleaned_data.get("flat_roof"))
-        for f in openings.forms:
-            f.fields["level"].choices = [("", "—")] + openings.levels
+    openings = OpeningFormSet(request.POST, prefix="openings", initial=initial, levels=OPENING_LEVELS)
+    if form.is_valid():  # the openings are checked against the floors this save gives it
+        openings.floors = (form.cleaned_data["floor_count"], len([f for f in floors if not f.is_roof]),
+                           form.cleaned_data.get("flat_roof"))
     if not (form.is_valid() and openings.is_valid()):
         return render(request, "scenarios/structure.html", {
             "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
+    levels = form.cleaned_data["floor_count"] + (1 if form.cleaned_data.get("flat_roof") else 0)
     roof_level = form.cleaned_data["floor_count"] if form.cleaned_data.get("flat_roof") else None
     wanted = [o.cleaned_data for o in openings.forms
               if o.cleaned_data and not o.cleaned_data.get("DELETE") and o.cleaned_data.get("level") not in (None, "")]
-    bad = [o for o in wanted if o["level"] == roof_level]
-    if bad:
-        form.add_error("flat_roof", "A flat roof has no windows or doors: move those openings to a floor")
-        return render(request, "scenarios/structure.html", {
-            "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
     try:
         with transaction.atomic():
             structure = save_structure(form, levels, roof_level, wanted)

@@ -630,6 +630,53 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False)]
 
 
+def level_choices(response, row):
+    select = re.search(rf'<select name="{row}-level"[^>]*>(.*?)</select>', body(response), re.S).group(1)
+    return {label: value for value, label in re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select)}
+
+
+def test_a_floor_added_gets_its_openings_in_the_same_save(client, demo, hill):
+    """An opening's Floor offered only the floors the structure had: a window on a floor being added could not be
+    chosen until Floors was saved and the page opened again. Every floor it may have is offered; an opening above
+    the floors it is saved with is refused beside its Floor, saying what to do, and nothing is saved."""
+    add(client, hill, "house-timber-1")
+    house = hill.structures.get()
+    url = reverse("scenario_structure", args=[hill.pk, house.pk])
+    response = signed_in(client, demo.designer).get(url)
+    data = form_data(response, None)
+    row = next(k[:-len("-level")] for k, v in data.items() if k.startswith("openings-") and k.endswith("-level")
+               and v == "")
+    levels = level_choices(response, row)
+    assert data["floor_count"] == "1" and {"ground floor", "floor 1", "floor 2"} <= set(levels)
+    data.update({"floor_count": "3", f"{row}-level": levels["floor 2"], f"{row}-side": "rear",
+                 f"{row}-kind": "window", f"{row}-count": "2"})
+    response = client.post(url, data)
+    assert response.status_code == 302, body(response)
+    assert [f.level for f in house.floors.all()] == [0, 1, 2]
+    assert Opening.objects.get(floor__structure=house, floor__level=2).count == 2
+
+    response = client.get(url)
+    data = form_data(response, None)
+    row = next(k[:-len("-level")] for k, v in data.items() if k.startswith("openings-") and k.endswith("-level")
+               and v == "")
+    before = sorted(Opening.objects.filter(floor__structure=house).values_list("floor__level", "side", "kind", "count"))
+    data.update({f"{row}-level": level_choices(response, row)["floor 4"], f"{row}-side": "left", f"{row}-kind": "door"})
+    response = client.post(url, data)
+    assert response.status_code == 400
+    assert text_of(response, f"id_{row}-level_error") == ("Floors is 3, so its top floor is floor 2: make Floors 5 to "
+                                                          "give floor 4 openings, or choose a lower floor")
+    # On the flat roof it would be given, likewise.
+    assert data["roof_material"]
+    data.update({f"{row}-level": level_choices(response, row)["floor 3"], "flat_roof": "on"})
+    response = client.post(url, data)
+    assert response.status_code == 400
+    assert text_of(response, f"id_{row}-level_error") == ("With Floors at 3, floor 3 is its flat roof, which has no "
+                                                          "windows or doors: make Floors 4, or choose a lower floor")
+    assert [f.level for f in house.floors.all()] == [0, 1, 2]
+    assert sorted(Opening.objects.filter(floor__structure=house).values_list(
+        "floor__level", "side", "kind", "count")) == before
+
+
 def test_a_structure_is_not_renamed_to_another_structures_name(client, demo):
     """Added structures get names of their own ("Barn 2"); renamed on its page, a second "Thatched barn"
     was saved, and the battle's map, attack form and log named two structures alike."""
@@ -1757,6 +1804,32 @@ def test_only_the_clubs_designers_copy_its_scenarios(client, demo):
     assert client.get(url).status_code == 405
     assert client.post(url, {}).status_code == 400  # a form that names no scenario it knew makes nothing
     assert Scenario.objects.count() == count
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_designer_adds_a_floor_and_its_window_in_one_save(browser, live_server):
+    """The Floor list of an opening offered only the floors the house had: a person could not pick the floor being
+    added until Floors was saved and the page opened again."""
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    cottage = scenario.structures.get(name="Timber cottage")
+    floors = cottage.floors.filter(is_roof=False).count()
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario_structure", args=[scenario.pk, cottage.pk]))
+    page.get_by_label("Floors", exact=True).fill(str(floors + 1))
+    levels = page.locator("select[name$='-level']")
+    row = next(name[:-len("-level")] for name, value in zip(levels.evaluate_all("s => s.map(e => e.name)"),
+                                                           levels.evaluate_all("s => s.map(e => e.value)")) if not value)
+    page.locator(f"select[name='{row}-level']").select_option(label=f"floor {floors}")
+    page.locator(f"select[name='{row}-side']").select_option("rear")
+    page.locator(f"select[name='{row}-kind']").select_option("window")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save Timber cottage").click()
+    assert "Saved Timber cottage." in page.content()
+    assert cottage.floors.filter(is_roof=False).count() == floors + 1
+    assert Opening.objects.filter(floor__structure=cottage, floor__level=floors, side="rear", kind="window").exists()
 
 
 @pytest.mark.browser

@@ -1,4 +1,5 @@
-"""Copy ground and armies from one owner to another: scenario → campaign → battle.
+"""Copy ground and armies from one owner to another: scenario → campaign → battle, and scenario →
+scenario (the builder's Copy).
 
 A campaign starts from a scenario's ground and forces, and each session's battle starts from the
 campaign's as they stand. Every copy points at the row it was copied from (`origin`), so a battle's
@@ -69,7 +70,8 @@ def copy_ground(structures, **owner):
     # is held by units.
     (owner_obj,) = (obj for obj in owner.values() if obj is not None)
     crews = has_crews(owner_obj.ruleset)
-    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=s.pk, **_crew(s, crews)) for s in sources])
+    copies = Structure.objects.bulk_create([_clone(s, **target, origin_id=_origin(target, s), **_crew(s, crews, target))
+                                            for s in sources])
     result.structures = {s.pk: c for s, c in zip(sources, copies)}
 
     result.floors = copy_floors(result.structures)
@@ -86,7 +88,16 @@ def copy_ground(structures, **owner):
     return result
 
 
-def _crew(source, crews):
+def _origin(target, source):
+    """What a copy points back at. A scenario's copy (the builder's Copy) is another design, not a stage of
+    play: nothing is ever written back to its source, so it points at nothing, and its bunkers keep their
+    crews as designed (a campaign's or battle's copy sets where its tally starts: `_crew`)."""
+    return None if target["scenario_id"] is not None else source.pk
+
+
+def _crew(source, crews, target):
+    if target["scenario_id"] is not None:  # the same ruleset, and nothing played yet (`_origin`)
+        return {}
     if not crews:
         return copy.deepcopy(NO_CREW)
     # The campaign tally counts a crew's losses from the men it started with, which the designer may
@@ -125,7 +136,7 @@ def copy_armies(armies, *, floors=None, structures=None, **owner):
     if not sources:
         return result
 
-    army_copies = Army.objects.bulk_create([_clone(a, **target, origin_id=a.pk) for a in sources])
+    army_copies = Army.objects.bulk_create([_clone(a, **target, origin_id=_origin(target, a)) for a in sources])
     result.armies = {a.pk: c for a, c in zip(sources, army_copies)}
 
     units = list(Unit.objects.filter(army__in=sources).select_related("floor__structure").order_by("army_id", "id"))
@@ -138,7 +149,7 @@ def copy_armies(armies, *, floors=None, structures=None, **owner):
         _clone(
             u,
             army_id=result.armies[u.army_id].pk,
-            origin_id=u.pk,
+            origin_id=_origin(target, u),
             floor_id=floors[u.floor_id].pk if u.floor_id is not None else None,
             crew_of_id=structures[u.crew_of_id].pk if u.crew_of_id in (structures or {}) else None,
         )

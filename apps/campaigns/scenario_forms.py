@@ -204,6 +204,18 @@ class NewScenarioForm(ScenarioForm):
             super().validate_constraints()
 
 
+class CopyScenarioForm(forms.Form):
+    # The club's newest scenario when the page was drawn: a second send of the same "Copy" (a double tap)
+    # finds the copy the first made and goes to it instead of making another.
+    after = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
+
+    def __init__(self, *args, scenario, **kwargs):
+        super().__init__(*args, auto_id="copy_%s", **kwargs)
+        if not self.is_bound:
+            self.fields["after"].initial = (Scenario.objects.filter(club=scenario.club_id).order_by("-pk")
+                                            .values_list("pk", flat=True).first() or 0)
+
+
 class AddStructureForm(forms.Form):
     blueprint = forms.ChoiceField(label="Template", choices=blueprints.CHOICES)
     name = forms.CharField(max_length=120, required=False, help_text="Leave empty for the template's name")
@@ -578,6 +590,7 @@ class OpeningForm(forms.Form):
 class BaseOpeningFormSet(forms.BaseFormSet):
     def __init__(self, *args, levels=(), **kwargs):
         self.levels = levels
+        self.floors = None  # (floors it is saved with, floors it had, flat roof): set once the structure's form is valid
         super().__init__(*args, **kwargs)
 
     def get_form_kwargs(self, index):
@@ -589,10 +602,31 @@ class BaseOpeningFormSet(forms.BaseFormSet):
             data = getattr(form, "cleaned_data", {}) or {}
             if data.get("DELETE") or data.get("level") in (None, ""):
                 continue
+            if self.floors is not None and data["level"] >= self.floors[0]:
+                form.add_error("level", self.beyond(data["level"], *self.floors))
+                continue
             key = (data["level"], data.get("side"), data.get("kind"))
             if key in seen:
                 form.add_error("kind", "This floor already lists that kind of opening on that side: add up the counts")
             seen.add(key)
+
+
+    @staticmethod
+    def beyond(level, count, had, roof):
+        """Why an opening on `level` is on no floor of a structure saved with `count` floors (it had `had`).
+        Every floor it may have is offered, so that new floors get their openings in the same save; one
+        above them all is a Floors left too low, a floor taken away, or the flat roof."""
+        if level < had:
+            return "This floor is not in the building any more: remove the opening, or keep the floor"
+        name = "the ground floor" if level == 0 else f"floor {level}"
+        if roof and level == count:
+            return f"With Floors at {count}, {name} is its flat roof, which has no windows or doors: make Floors " \
+                   f"{level + 1}, or choose a lower floor"
+        if count == 0:
+            return f"Floors is 0, so it has no floor: make Floors {level + 1} to give {name} openings"
+        top = "the ground floor" if count == 1 else f"floor {count - 1}"
+        return f"Floors is {count}, so its top floor is {top}: make Floors {level + 1} to give {name} openings, " \
+               "or choose a lower floor"
 
 
 OpeningFormSet = formset_factory(OpeningForm, formset=BaseOpeningFormSet, extra=2, max_num=80, absolute_max=100)

@@ -7,6 +7,7 @@ start a battle. Other clubs' scenarios are not found.
 """
 
 import re
+from copy import deepcopy
 from decimal import Decimal
 from functools import wraps
 
@@ -27,10 +28,12 @@ from apps.campaigns import permissions
 from apps.campaigns import services as campaign_services
 from apps.campaigns.copying import copy_battlefield, copy_floors
 from apps.campaigns.formats import export_scenario, import_scenario
+from apps.campaigns.formats import free_name as free_scenario_name
 from apps.campaigns.models import Club, Scenario
-from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, MoveForm, NewScenarioForm, OpeningFormSet,
-                                           ScenarioForm, SectionForm, StartBattleForm, StartCampaignForm, StructureForm,
-                                           UnitForm, UnitWeaponFormSet, ZoneFormSet, half_extents)
+from apps.campaigns.scenario_forms import (AddStructureForm, ArmyForm, CopyScenarioForm, MoveForm, NewScenarioForm,
+                                           OpeningFormSet, ScenarioForm, SectionForm, StartBattleForm, StartCampaignForm,
+                                           StructureForm, UnitForm, UnitWeaponFormSet, ZoneFormSet, half_extents)
+from apps.campaigns.session_views import htmx_redirect
 from apps.rules import ActionRefused
 from apps.rules.dh import validate_sheet
 from apps.structures import blueprints
@@ -234,6 +237,7 @@ def builder_context(request, scenario, **overrides):
         "campaign_form": overrides.get("campaign_form") or StartCampaignForm(
             club=scenario.club, prefix="campaign",
             initial={"name": campaign_services.with_suffix(scenario.name, " campaign")}),
+        "copy_form": CopyScenarioForm(scenario=scenario) if can_edit else None,
         "newest_structure": max((s.pk for s in structures), default=0),  # the "+ Section" forms' `after`
         "sheets_used": sorted({s.sheet for s in structures if s.sheet_id}, key=lambda sh: sh.name),
         "blueprints": blueprints.BLUEPRINTS,
@@ -416,11 +420,9 @@ def refused_drag(request, scenario, form):
                   status=400)
 
 
-def floor_levels(structure, count, roof):
-    levels = [(lvl, "ground floor" if lvl == 0 else f"floor {lvl}") for lvl in range(count)]
-    if roof:
-        levels.append((count, "flat roof"))
-    return levels
+# Every floor a structure may have (StructureForm's Floors goes to 20), not only those it has: a designer
+# raising Floors gives the new floors their openings in the same save (`BaseOpeningFormSet.beyond`).
+OPENING_LEVELS = [(lvl, "ground floor" if lvl == 0 else f"floor {lvl}") for lvl in range(20)]
 
 
 @login_required
@@ -429,34 +431,25 @@ def structure_edit(request, pk, sid):
     scenario = editable_scenario(request, pk)
     structure = scenario_structure(scenario, sid)
     floors = list(structure.floors.prefetch_related("openings"))
-    count = len([f for f in floors if not f.is_roof])
-    roof = any(f.is_roof for f in floors)
-    max_levels = floor_levels(structure, 21, False)
     initial = [{"level": f.level, "side": o.side, "kind": o.kind, "count": o.count}
                for f in floors for o in sorted(f.openings.all(), key=lambda o: o.pk)]
     if request.method != "POST":
         form = StructureForm(instance=structure, scenario=scenario)
-        openings = OpeningFormSet(prefix="openings", initial=initial, levels=floor_levels(structure, count, roof))
+        openings = OpeningFormSet(prefix="openings", initial=initial, levels=OPENING_LEVELS)
         return render(request, "scenarios/structure.html", {"scenario": scenario, "structure": structure,
                                                             "form": form, "openings": openings})
     form = StructureForm(request.POST, instance=structure, scenario=scenario)
-    openings = OpeningFormSet(request.POST, prefix="openings", initial=initial, levels=max_levels)
-    if form.is_valid():
-        levels = form.cleaned_data["floor_count"] + (1 if form.cleaned_data.get("flat_roof") else 0)
-        openings.levels = floor_levels(structure, form.cleaned_data["floor_count"], form.cleaned_data.get("flat_roof"))
-        for f in openings.forms:
-            f.fields["level"].choices = [("", "—")] + openings.levels
+    openings = OpeningFormSet(request.POST, prefix="openings", initial=initial, levels=OPENING_LEVELS)
+    if form.is_valid():  # the openings are checked against the floors this save gives it
+        openings.floors = (form.cleaned_data["floor_count"], len([f for f in floors if not f.is_roof]),
+                           form.cleaned_data.get("flat_roof"))
     if not (form.is_valid() and openings.is_valid()):
         return render(request, "scenarios/structure.html", {
             "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
+    levels = form.cleaned_data["floor_count"] + (1 if form.cleaned_data.get("flat_roof") else 0)
     roof_level = form.cleaned_data["floor_count"] if form.cleaned_data.get("flat_roof") else None
     wanted = [o.cleaned_data for o in openings.forms
               if o.cleaned_data and not o.cleaned_data.get("DELETE") and o.cleaned_data.get("level") not in (None, "")]
-    bad = [o for o in wanted if o["level"] == roof_level]
-    if bad:
-        form.add_error("flat_roof", "A flat roof has no windows or doors: move those openings to a floor")
-        return render(request, "scenarios/structure.html", {
-            "scenario": scenario, "structure": structure, "form": form, "openings": openings}, status=400)
     try:
         with transaction.atomic():
             structure = save_structure(form, levels, roof_level, wanted)
@@ -554,6 +547,57 @@ def scenario_delete(request, pk):
     scenario.delete()  # its structures, floors, openings, forces and units; club sheets stay
     messages.success(request, f"Deleted the scenario {scenario.name}.")
     return redirect("scenario_list")
+
+
+def copy_name(scenario):
+    return f"{scenario.name[:113]} (copy)"  # within the 120 characters a name has
+
+
+def copied_meanwhile(scenario, user, after):
+    """A copy of `scenario` this user made since the page was drawn, named as this send would name it
+    ("<name> (copy)", or free_name's "(2)"…): this form's first send (a double tap)."""
+    name = copy_name(scenario)
+    same = re.compile(re.escape(name) + "|" + re.escape(name[:110]) + r" \(\d+\)")
+    made = Scenario.objects.filter(club=scenario.club_id, author=user, pk__gt=after).order_by("pk")
+    return next((s for s in made if same.fullmatch(s.name)), None)
+
+
+@login_required
+@require_POST
+@one_writer
+def scenario_copy(request, pk):
+    """A new scenario of the same club holding all this one does (its ground with floors, openings,
+    connections and sheets, both forces, zones and rules), for a variant to be designed from it; this
+    one is untouched. The form's `after` lands a double tap's second send on the first's copy."""
+    scenario = visible_scenario(request, pk)
+    if not permissions.can_edit_scenario(request.user, scenario):
+        raise PermissionDenied("Only the club's organisers and designers copy its scenarios.")
+    form = CopyScenarioForm(request.POST, scenario=scenario)
+    if not form.is_valid():  # only a hand-made request: the page writes a number
+        return refused(request, "This form was not sent as its page drew it: reload the page and try again.",
+                       status=400, title="Nothing copied", back=reverse("scenario", args=[scenario.pk]))
+    with transaction.atomic():
+        # one_writer's lock on the source holds a double tap's second send until the first's copy is there to
+        # be found; the club's keeps the free name free of a scenario created or imported at the same moment.
+        Club.lock(scenario.club_id)
+        made = copied_meanwhile(scenario, request.user, form.cleaned_data["after"])
+        if made is None:
+            copy = Scenario.objects.create(
+                club_id=scenario.club_id, author=request.user,
+                name=free_scenario_name(Scenario.objects.filter(club=scenario.club_id), copy_name(scenario)),
+                description=scenario.description, table_width=scenario.table_width,
+                table_depth=scenario.table_depth, deployment_zones=deepcopy(scenario.deployment_zones),
+                **{name: deepcopy(getattr(scenario, name)) for name in RULES_FIELDS},
+            )
+            copy_battlefield(scenario, scenario=copy)
+    if made is not None:
+        messages.info(request, f"{made.name} is already made (the form was sent twice): here it is.")
+    else:
+        made = copy
+        messages.success(request, f"{copy.name} holds all that {scenario.name} does; {scenario.name} stays as it "
+                                  "was.")
+    url = reverse("scenario", args=[made.pk])
+    return htmx_redirect(url) if request.htmx else see_other(url)
 
 
 # ---------------------------------------------------------------------------------- zones and forces

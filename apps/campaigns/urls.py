@@ -37,6 +37,7 @@ urlpatterns = [
     path("scenarios/<int:pk>/settings/", sv.scenario_settings, name="scenario_settings"),
     path("scenarios/<int:pk>/zones/", sv.scenario_zones, name="scenario_zones"),
     path("scenarios/<int:pk>/delete/", sv.scenario_delete, name="scenario_delete"),
+    path("scenarios/<int:pk>/copy/", sv.scenario_copy, name="scenario_copy"),
     path("scenarios/<int:pk>/campaign/", sv.scenario_campaign, name="scenario_campaign"),
     path("scenarios/<int:pk>/structures/add/", sv.structure_add, name="scenario_structure_add"),
     path("scenarios/<int:pk>/structures/<int:sid>/", sv.structure_edit, name="scenario_structure"),

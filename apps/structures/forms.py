@@ -80,6 +80,14 @@ class LocationForm(forms.Form):
             for name in ("d10_from", "d10_to"):
                 if data.get(name) is None and name not in self.errors:
                     self.add_error(name, "Enter the d10 result")
+                elif data.get(name) is not None and not 1 <= data[name] <= 10:
+                    # Beside the number that is off the die: the rules' own check names the range and sat
+                    # under "from" even when "to" was the 11.
+                    self.add_error(name, f"A d10 rolls 1 to 10, not {data[name]}")
+            low, high = data.get("d10_from"), data.get("d10_to")
+            if not self.errors.keys() & {"d10_from", "d10_to"} and low > high:
+                self.add_error("d10_to", f"Reversed: a range runs from the lower result to the higher ({high} to "
+                                         f"{low}, not {low} to {high})")
         return data
 
     @staticmethod
@@ -376,7 +384,8 @@ class SheetEditor:
             facing, i, name = match.group(1), int(match.group(2)), match.group(3)
             form = self.facings[facing].forms[self.rows[facing][i]]
             field = "d10_from" if name == "d10" else "av"
-            if field not in form.errors:
+            # The form has said what is wrong with the range, beside the field that is (`LocationForm.clean`).
+            if field not in form.errors and not (name == "d10" and "d10_to" in form.errors):
                 form.add_error(field, message[0].upper() + message[1:])
             return
         match = re.fullmatch(r"locations\.(front|side|rear)", path)

@@ -759,6 +759,53 @@ def test_edit_floors_openings_materials_and_connections(client, demo, hill):
     assert [(f.level, f.is_roof) for f in house.floors.all()] == [(0, False)]
 
 
+def level_choices(response, row):
+    select = re.search(rf'<select name="{row}-level"[^>]*>(.*?)</select>', body(response), re.S).group(1)
+    return {label: value for value, label in re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select)}
+
+
+def test_a_floor_added_gets_its_openings_in_the_same_save(client, demo, hill):
+    """An opening's Floor offered only the floors the structure had: a window on a floor being added could not be
+    chosen until Floors was saved and the page opened again. Every floor it may have is offered; an opening above
+    the floors it is saved with is refused beside its Floor, saying what to do, and nothing is saved."""
+    add(client, hill, "house-timber-1")
+    house = hill.structures.get()
+    url = reverse("scenario_structure", args=[hill.pk, house.pk])
+    response = signed_in(client, demo.designer).get(url)
+    data = form_data(response, None)
+    row = next(k[:-len("-level")] for k, v in data.items() if k.startswith("openings-") and k.endswith("-level")
+               and v == "")
+    levels = level_choices(response, row)
+    assert data["floor_count"] == "1" and {"ground floor", "floor 1", "floor 2"} <= set(levels)
+    data.update({"floor_count": "3", f"{row}-level": levels["floor 2"], f"{row}-side": "rear",
+                 f"{row}-kind": "window", f"{row}-count": "2"})
+    response = client.post(url, data)
+    assert response.status_code == 302, body(response)
+    assert [f.level for f in house.floors.all()] == [0, 1, 2]
+    assert Opening.objects.get(floor__structure=house, floor__level=2).count == 2
+
+    response = client.get(url)
+    data = form_data(response, None)
+    row = next(k[:-len("-level")] for k, v in data.items() if k.startswith("openings-") and k.endswith("-level")
+               and v == "")
+    before = sorted(Opening.objects.filter(floor__structure=house).values_list("floor__level", "side", "kind", "count"))
+    data.update({f"{row}-level": level_choices(response, row)["floor 4"], f"{row}-side": "left", f"{row}-kind": "door"})
+    response = client.post(url, data)
+    assert response.status_code == 400
+    assert text_of(response, f"id_{row}-level_error") == ("Floors is 3, so its top floor is floor 2: make Floors 5 to "
+                                                          "give floor 4 openings, or choose a lower floor")
+    # On the flat roof it would be given, likewise.
+    assert data["roof_material"]
+    data.update({f"{row}-level": level_choices(response, row)["floor 3"], "flat_roof": "on"})
+    response = client.post(url, data)
+    assert response.status_code == 400
+    assert text_of(response, f"id_{row}-level_error") == ("With Floors at 3, floor 3 is its flat roof, which has no "
+                                                          "windows or doors: make Floors 4, or choose a lower floor")
+    assert [f.level for f in house.floors.all()] == [0, 1, 2]
+    assert sorted(Opening.objects.filter(floor__structure=house).values_list(
+        "floor__level", "side", "kind", "count")) == before
+
+
 def test_a_structure_is_not_renamed_to_another_structures_name(client, demo):
     """Added structures get names of their own ("Barn 2"); renamed on its page, a second "Thatched barn"
     was saved, and the battle's map, attack form and log named two structures alike."""
@@ -1784,3 +1831,152 @@ def test_a_seen_field_nested_past_the_parsers_depth_is_no_state_not_a_server_err
     assert response.status_code == 303
     campaign.refresh_from_db()
     assert campaign.fires_persist is fires
+
+
+# ---------------------------------------------------------------------------------- copy
+
+def held_by(scenario):
+    """Every row a scenario holds, each as its fields' values less its own ids and those of the rows around
+    it, which a copy has new (a floor by its structure's name and level, and so on)."""
+    from django.forms.models import model_to_dict
+
+    from apps.armies.models import Army, UnitWeapon
+    from apps.structures.models import Floor
+
+    def fields(obj, *left_out):
+        return {k: v for k, v in model_to_dict(obj).items() if k not in ("id", "origin", "connections", *left_out)}
+
+    structures = scenario.structures.order_by("name")
+    floors = Floor.objects.filter(structure__scenario=scenario).select_related("structure")
+    units = Unit.objects.filter(army__scenario=scenario).select_related("army", "floor__structure", "crew_of")
+    return {
+        "structures": [fields(s, "scenario") for s in structures],
+        "connections": sorted((s.name, c.name) for s in structures for c in s.connections.all()),
+        "floors": sorted((f.structure.name, f.level, f.is_roof) for f in floors),
+        "openings": sorted((o.floor.structure.name, o.floor.level, o.side, o.kind, o.count)
+                           for o in Opening.objects.filter(floor__structure__scenario=scenario).select_related(
+                               "floor__structure")),
+        "armies": sorted((a.side, a.name, a.owner_id) for a in Army.objects.filter(scenario=scenario)),
+        "units": sorted([(u.army.side, u.floor and (u.floor.structure.name, u.floor.level),
+                          u.crew_of and u.crew_of.name, sorted(fields(u, "army", "floor", "crew_of").items()))
+                         for u in units], key=repr),
+        "weapons": sorted((w.unit.name, w.weapon_id, w.count)
+                          for w in UnitWeapon.objects.filter(unit__army__scenario=scenario).select_related("unit")),
+        "scenario": {k: v for k, v in model_to_dict(scenario).items() if k not in ("id", "name", "author")},
+    }
+
+
+@pytest.mark.parametrize("name, account", [("Village crossroads", "designer"), ("Farm by the ford", "outsider")])
+def test_copy_a_scenario_with_all_it_holds(client, demo, name, account):
+    """There was no way to copy a scenario but exporting and importing it. "Copy" makes "<name> (copy)" of the same
+    club, holding every structure with its floors, openings, connections and sheet, both forces with their units
+    where they stand and their weapons, the zones and rules, and lands on its builder; the original is untouched
+    (Village crossroads: connected sections, sheets, a sniper in a tower; Farm by the ford: Disposable Heroes crews)."""
+    source = Scenario.objects.get(name=name)
+    before, version = held_by(source), source.version
+    assert before["structures"] and before["units"] and before["openings"] and before["weapons"]
+    assert any(s["sheet"] for s in before["structures"]) and any(u[1] for u in before["units"])
+    assert before["connections"] or source.ruleset == "dh"
+    assert any(s["crew_men"] for s in before["structures"]) or source.ruleset != "dh"
+    url = reverse("scenario", args=[source.pk])
+    data = form_data(signed_in(client, getattr(demo, account)).get(url), "copy-scenario")
+    response = client.post(reverse("scenario_copy", args=[source.pk]), data)
+
+    copy = Scenario.objects.get(club=source.club, name=f"{name} (copy)")
+    assert response.status_code == 303 and response["Location"] == reverse("scenario", args=[copy.pk])
+    assert copy.author == getattr(demo, account) and copy.version == 1
+    assert held_by(copy) == before
+    # New rows, pointing back at nothing: nothing is ever written back to a design it was copied from.
+    assert not copy.structures.filter(pk__in=source.structures.values("pk")).exists()
+    assert not copy.structures.exclude(origin=None).exists()
+    assert not Unit.objects.filter(army__scenario=copy).exclude(origin=None).exists()
+    source.refresh_from_db()
+    assert held_by(source) == before and source.version == version
+    assert f"{name} (copy) holds all that {name} does" in body(client.get(response["Location"]))
+
+
+def test_the_copy_form_sent_twice_makes_one_copy_and_a_later_one_another(client, demo):
+    """A double tap on "Copy": the second send lands on the copy the first made. Sent from the page drawn after
+    it, the form makes a second copy, under a name of its own."""
+    from apps.structures.models import Floor
+
+    source, url = demo.village, reverse("scenario_copy", args=[demo.village.pk])
+    page_url = reverse("scenario", args=[source.pk])
+    data = form_data(signed_in(client, demo.designer).get(page_url), "copy-scenario")
+    assert data["after"] == str(Scenario.objects.filter(club=source.club).latest("pk").pk)
+    first, again = client.post(url, data), client.post(url, data)
+    copy = Scenario.objects.get(name="Village crossroads (copy)")
+    assert first["Location"] == again["Location"] == reverse("scenario", args=[copy.pk])
+    assert "Village crossroads (copy) is already made (the form was sent twice): here it is." in body(
+        client.get(again["Location"]))
+    assert Scenario.objects.filter(club=source.club).count() == 2
+    assert copy.structures.count() == source.structures.count()
+    assert Floor.objects.filter(structure__scenario=copy).count() == Floor.objects.filter(
+        structure__scenario=source).count()
+
+    data = form_data(client.get(page_url), "copy-scenario")
+    response = client.post(url, data, HTTP_HX_REQUEST="true")
+    second = Scenario.objects.get(name="Village crossroads (copy) (2)")
+    assert response.status_code == 200 and response["HX-Redirect"] == reverse("scenario", args=[second.pk])
+    assert second.structures.count() == source.structures.count()
+
+
+def test_only_the_clubs_designers_copy_its_scenarios(client, demo):
+    source, url = demo.village, reverse("scenario_copy", args=[demo.village.pk])
+    count = Scenario.objects.count()
+    after = {"after": str(Scenario.objects.latest("pk").pk)}
+    page_url = reverse("scenario", args=[source.pk])
+    assert 'id="copy-scenario"' not in body(signed_in(client, demo.player).get(page_url))
+    assert client.post(url, after).status_code == 403
+    assert signed_in(client, demo.outsider).post(url, after).status_code == 404
+    signed_in(client, demo.designer)
+    assert client.get(url).status_code == 405
+    assert client.post(url, {}).status_code == 400  # a form that names no scenario it knew makes nothing
+    assert Scenario.objects.count() == count
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_designer_adds_a_floor_and_its_window_in_one_save(browser, live_server):
+    """The Floor list of an opening offered only the floors the house had: a person could not pick the floor being
+    added until Floors was saved and the page opened again."""
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    cottage = scenario.structures.get(name="Timber cottage")
+    floors = cottage.floors.filter(is_roof=False).count()
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario_structure", args=[scenario.pk, cottage.pk]))
+    page.get_by_label("Floors", exact=True).fill(str(floors + 1))
+    levels = page.locator("select[name$='-level']")
+    row = next(name[:-len("-level")] for name, value in zip(levels.evaluate_all("s => s.map(e => e.name)"),
+                                                           levels.evaluate_all("s => s.map(e => e.value)")) if not value)
+    page.locator(f"select[name='{row}-level']").select_option(label=f"floor {floors}")
+    page.locator(f"select[name='{row}-side']").select_option("rear")
+    page.locator(f"select[name='{row}-kind']").select_option("window")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save Timber cottage").click()
+    assert "Saved Timber cottage." in page.content()
+    assert cottage.floors.filter(is_roof=False).count() == floors + 1
+    assert Opening.objects.filter(floor__structure=cottage, floor__level=floors, side="rear", kind="window").exists()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_a_designer_taps_copy_and_lands_on_the_copys_builder(browser, live_server):
+    """Through htmx (HX-Redirect), as a person taps it: the copy's builder, saying what it is."""
+    call_command("demo", verbosity=0)
+    scenario = Scenario.objects.get(name="Village crossroads")
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
+    page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
+    with page.expect_navigation(url=lambda url: "/scenarios/" in url and f"/scenarios/{scenario.pk}/" not in url):
+        page.get_by_role("button", name="Copy", exact=True).click()
+    copy = Scenario.objects.get(name="Village crossroads (copy)")
+    assert page.url == live_server.url + reverse("scenario", args=[copy.pk])
+    assert page.locator("h1").inner_text() == "Village crossroads (copy)"
+    assert "holds all that Village crossroads does" in page.content()
+    assert copy.structures.count() == scenario.structures.count()
+    assert Scenario.objects.filter(club=scenario.club).count() == 2 and problems == []

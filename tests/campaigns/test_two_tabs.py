@@ -344,3 +344,14 @@ def test_a_new_scenario_form_naming_another_clubs_id_neither_waits_for_nor_locks
             cursor.execute("RESET lock_timeout")
     assert answer.status_code == 400 and "Select a valid choice" in answer.content.decode()
     assert not Scenario.objects.filter(name="Twin hills").exists()
+
+
+def test_the_copy_form_sent_twice_at_once_makes_one_copy(demo):
+    """A double tap on a scenario's "Copy": both sends land on one copy, holding all the scenario does."""
+    from tests.structures.test_sheet_editor import form_data
+
+    data = form_data(tab(demo.designer).get(reverse("scenario", args=[demo.village.pk])), "copy-scenario")
+    answers = twice(demo.designer, reverse("scenario_copy", args=[demo.village.pk]), data)
+    copy = Scenario.objects.get(club=demo.club, name__startswith="Village crossroads (copy)")
+    assert [a["Location"] for a in answers] == [reverse("scenario", args=[copy.pk])] * 2
+    assert copy.structures.count() == demo.village.structures.count()

@@ -171,7 +171,7 @@ def test_add_a_row_without_javascript(client, world):
     ({"front-1-d10_from": "", "front-1-d10_to": "", "front-1-location": "", "front-1-av": ""},
      "err-front", "Front: d10 results 9, 10 hit no location"),
     ({"rear-1-d10_from": "7"}, "err-rear", "Rear: d10 results 7, 8 hit two locations"),
-    ({"side-0-d10_to": "11"}, "err-id_side-0-d10_from", "not within 1–10"),
+    ({"side-0-d10_to": "11"}, "err-id_side-0-d10_to", "A d10 rolls 1 to 10, not 11"),
     ({"front-0-d10_from": ""}, "err-id_front-0-d10_from", "Enter the d10 result"),
     # crew at least the men its weapons need
     ({"crew_total": "5"}, "err-id_crew_total", "Too few men: 5 men cannot man weapons needing 6"),
@@ -212,6 +212,27 @@ def test_each_rule_shows_its_message_beside_the_field_and_saves_nothing(client, 
     # the designer's values are still in the form
     after = form_data(response, "sheet-form")
     assert all(after.get(k, "") == v for k, v in changes.items())
+
+
+@pytest.mark.parametrize("d10_from, d10_to, words", [
+    ("8", "1", "Reversed: a range runs from the lower result to the higher (1 to 8, not 8 to 1)"),
+    ("9", "11", "A d10 rolls 1 to 10, not 11"),
+])
+def test_a_bad_d10_range_is_named_as_it_is_beside_the_number_that_is_wrong(client, world, d10_from, d10_to, words):
+    """8–1 was "Range 8–1 is not within 1–10" (it is: it is reversed), and 9–11's error sat under "from", whose 9
+    is right. The "to" field says what is wrong; "from" says nothing."""
+    data = editor(client, world.designer, world.sheet)
+    data.update({"front-1-d10_from": d10_from, "front-1-d10_to": d10_to})
+    response = save(client, world.sheet, data)
+    assert response.status_code == 400
+    assert errors_at(response, "err-id_front-1-d10_to").strip() == words
+    assert errors_at(response, "err-id_front-1-d10_from").strip() == ""
+    assert unchanged(world.sheet)
+    # The live preview's slots say the same.
+    preview = client.post(reverse("sheet_preview", args=[world.sheet.pk]), {**data, "reference": "", "target": ""},
+                          HTTP_HX_REQUEST="true")
+    assert words in errors_at(preview, "err-id_front-1-d10_to")
+    assert errors_at(preview, "err-id_front-1-d10_from").strip() == ""
 
 
 def test_a_saved_sheet_imports_back_from_its_own_export(client, world):

@@ -396,6 +396,17 @@ def test_no_battle_or_campaign_starts_while_a_bunkers_crew_holds_it_for_neither_
     assert Campaign.objects.get(name="Road to Caen").structures.get().crew_side == "B"
 
 
+def assert_next_session_refused(client, campaign, said, headers):
+    """"Set up the next session" answers `said` beside the sessions (HTMX) or as the page's message."""
+    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
+                           **headers)
+    if headers:
+        assert response.status_code == 200 and said in text_of(response, "sessions")
+    else:
+        assert response.status_code == 303
+        assert said in " ".join(str(m) for m in list(response.wsgi_request._messages))
+
+
 @pytest.mark.parametrize("htmx", [False, True])
 def test_no_battle_campaign_or_session_starts_while_a_bunkers_sheet_is_not_ready_for_play(client, demo, hill, htmx):
     """Exploratory test at 390x844: a club's sheet drawn up from the blank card without its main-gun row went
@@ -429,13 +440,7 @@ def test_no_battle_campaign_or_session_starts_while_a_bunkers_sheet_is_not_ready
     # The sheet is the club's, shared with the campaign's copies: emptied again, the next session is refused.
     BunkerSheet.objects.filter(pk=clone.pk).update(penetration_row=[])
     before = (Battle.objects.count(), Structure.objects.count())
-    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
-                           **headers)
-    if htmx:
-        assert response.status_code == 200 and said in text_of(response, "sessions")
-    else:
-        assert response.status_code == 303
-        assert said in " ".join(str(m) for m in list(response.wsgi_request._messages))
+    assert_next_session_refused(client, campaign, said, headers)
     assert (Battle.objects.count(), Structure.objects.count()) == before
 
 
@@ -534,13 +539,7 @@ def test_no_session_starts_from_a_campaigns_ground_set_up_where_no_battle_puts_a
             "(organisers)”; reopen that session first if it is finished) and finishes it, then sets up the next "
             "session.")
     before = counts()
-    response = client.post(reverse("campaign_session_start", args=[campaign.pk]), {"name": "", "weather": "clear"},
-                           **headers)
-    if htmx:
-        assert response.status_code == 200 and said in text_of(response, "sessions")
-    else:
-        assert response.status_code == 303
-        assert said in " ".join(str(m) for m in list(response.wsgi_request._messages))
+    assert_next_session_refused(client, campaign, said, headers)
     assert counts() == before
     with pytest.raises(services.SetUpWrongly):
         services.start_session(campaign_id=campaign.pk, user=demo.organiser)

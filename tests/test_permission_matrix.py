@@ -240,6 +240,7 @@ def prepare(d):
     d.army[f"army{o.army.pk}-name"] = ["Renamed company"]
     d.start = form_on(organiser, scenario, reverse("scenario_start", args=[o.scenario.pk]))
     d.campaign = form_on(organiser, scenario, reverse("scenario_campaign", args=[o.scenario.pk]))
+    d.scenario_copy = form_on(organiser, scenario, reverse("scenario_copy", args=[o.scenario.pk]))
     structure_page = reverse("scenario_structure", args=[o.scenario.pk, o.scenario_structure.pk])
     d.structure_edit = form_on(organiser, structure_page)
     d.structure_edit["name"] = ["Renamed house"]
@@ -494,6 +495,7 @@ ROWS = [
     Row("scenario_start", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.start),
     Row("scenario_campaign", "POST", ORGANISERS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.campaign),
     # The demo's scenario has started battles: it stays (409); one never played is deleted (its own test).
+    Row("scenario_copy", "POST", EDITORS, changes=True, kwargs=scenario_pk, data=lambda d, role: d.scenario_copy),
     Row("scenario_delete", "POST", "login login 403 403 409 409 404", kwargs=scenario_pk),
     Row("scenario_export", "GET", MEMBERS, kwargs=scenario_pk),
     Row("scenario_print", "GET", MEMBERS, kwargs=scenario_pk),

@@ -1586,17 +1586,24 @@ def test_scenario_list(client, demo):
 
 # ---------------------------------------------------------------------------------- in a real browser
 
-@pytest.mark.browser
-@pytest.mark.django_db(transaction=True)
-def test_drag_a_structure_on_the_map(browser, live_server):
+def dora_at_the_village_builder(browser, live_server, viewport):
+    """The demo's designer signed in, on the Village crossroads builder in a new page of that size; the page's
+    uncaught errors collect in the list returned with it."""
     call_command("demo", verbosity=0)
     scenario = Scenario.objects.get(name="Village crossroads")
-    barn = scenario.structures.get(name="Thatched barn")
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = browser.new_page(viewport=viewport)
     problems = []
     page.on("pageerror", lambda error: problems.append(str(error)))
     browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
     page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
+    return page, scenario, problems
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_drag_a_structure_on_the_map(browser, live_server):
+    page, scenario, problems = dora_at_the_village_builder(browser, live_server, {"width": 1280, "height": 900})
+    barn = scenario.structures.get(name="Thatched barn")
     piece = page.locator(f'.map [data-move-url$="/structures/{barn.pk}/move/"]')
     box = piece.locator("rect").bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
@@ -1626,15 +1633,9 @@ def test_a_drag_that_is_not_saved_puts_the_piece_back_and_says_why(browser, live
     """Dropped with its walls off the table, the piece goes back where it stands and the map says why;
     dragged after another tab removed it, it goes back too and the map says to reload. Before, the
     piece stayed where it was dropped, "Placing at…" for ever, though nothing was saved."""
-    call_command("demo", verbosity=0)
-    scenario = Scenario.objects.get(name="Village crossroads")
+    page, scenario, problems = dora_at_the_village_builder(browser, live_server, {"width": 1280, "height": 900})
     barn = scenario.structures.get(name="Thatched barn")
     move_url = reverse("scenario_structure_move", args=[scenario.pk, barn.pk])
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems = []
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
-    page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
     expect = pytest.importorskip("playwright.sync_api").expect
     piece = page.locator(f'.map [data-move-url="{move_url}"]')
     stood = (piece.get_attribute("data-x"), piece.get_attribute("data-y"))
@@ -1964,13 +1965,7 @@ def test_a_designer_adds_a_floor_and_its_window_in_one_save(browser, live_server
 @pytest.mark.django_db(transaction=True)
 def test_a_designer_taps_copy_and_lands_on_the_copys_builder(browser, live_server):
     """Through htmx (HX-Redirect), as a person taps it: the copy's builder, saying what it is."""
-    call_command("demo", verbosity=0)
-    scenario = Scenario.objects.get(name="Village crossroads")
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    problems = []
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
-    page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
+    page, scenario, problems = dora_at_the_village_builder(browser, live_server, {"width": 390, "height": 844})
     with page.expect_navigation(url=lambda url: "/scenarios/" in url and f"/scenarios/{scenario.pk}/" not in url):
         page.get_by_role("button", name="Copy", exact=True).click()
     copy = Scenario.objects.get(name="Village crossroads (copy)")

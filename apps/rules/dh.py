@@ -82,7 +82,11 @@ def validate_sheet(sheet, *, blank_ok=False):
         for i, loc in enumerate(rows):
             path = f"locations.{facing}[{i}]"
             lo, hi = loc.get("d10_from"), loc.get("d10_to")
-            if not (_is_int(lo) and _is_int(hi) and 1 <= lo <= hi <= 10):
+            if _is_int(lo) and _is_int(hi) and 1 <= hi < lo <= 10:
+                # Both results are on the die: "not within 1–10" sent people looking for an 11 that isn't there.
+                problems.append((f"{path}.d10", f"range {lo}–{hi} is reversed: it runs from the lower result "
+                                                f"to the higher ({hi}–{lo})"))
+            elif not (_is_int(lo) and _is_int(hi) and 1 <= lo <= hi <= 10):
                 problems.append((f"{path}.d10", f"range {lo}–{hi} is not within 1–10"))
             else:
                 for face in range(lo, hi + 1):

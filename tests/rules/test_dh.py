@@ -85,6 +85,18 @@ def test_sheet_validation_names_each_problem():
     assert dict(validate_sheet({**tables.DH_SHEETS[0], "kind": "castle"}))["kind"]
 
 
+def test_a_reversed_range_is_called_reversed_and_one_off_the_die_out_of_range():
+    """An import's 8–1 said "not within 1–10", which it is: both results are on the die."""
+    def problems(rows):
+        sheet = {**tables.DH_SHEETS[0], "locations": {**tables.DH_SHEETS[0]["locations"], "front": rows}}
+        return dict(validate_sheet(sheet))
+    reversed_ = problems([{"location": "Walls", "d10_from": 8, "d10_to": 1, "av": 5},
+                          {"location": "Vision", "d10_from": 9, "d10_to": 10, "av": 5}])
+    assert reversed_["locations.front[0].d10"] == "range 8–1 is reversed: it runs from the lower result to the higher (1–8)"
+    off_die = problems([{"location": "Walls", "d10_from": 1, "d10_to": 11, "av": 5}])
+    assert off_die["locations.front[0].d10"] == "range 1–11 is not within 1–10"
+
+
 def test_penetration_odds_per_facing():
     row = SHEETS["soviet-at-hmg-loghouse"].penetration_row  # the 45mm
     odds = penetration_odds(SHEETS["german-hmg-loghouse"], row)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 from django.urls import reverse
@@ -23,6 +22,7 @@ from config.views import CSRF_TITLE, STALE_PAGE
 from tests.test_permission_matrix import HTMX, ROWS, USERS, client_for, demo_world, fingerprint, url_of
 from tests.test_settings import PRODUCTION as DEPLOY
 from tests.test_settings import fresh_env
+from tests.demo_rows import load_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION = {
@@ -208,7 +208,7 @@ def test_no_page_breaks_its_content_security_policy_in_a_real_browser(browser, o
     from apps.structures.models import BunkerSheet
     from django.contrib.auth.models import User
 
-    call_command("demo", verbosity=0)
+    load_demo()
     battle = Battle.objects.get(name="Village crossroads — session 1")
     club = battle.club
     link = SpectatorLink.objects.create(battle=battle, secret=watch.new_link_secret(), created_by=None)

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -20,6 +19,7 @@ from apps.campaigns.models import Campaign, Club, Role, Scenario
 from apps.structures.formats import export_sheet
 from apps.structures.models import BunkerSheet, Structure
 from tests.campaigns.test_pages import body, fast_passwords, user  # noqa: F401
+from tests.demo_rows import load_demo
 
 PATH = re.compile(r"^(document$|[A-Za-z_]|\[)")  # the file, a field name, or a quoted odd key
 
@@ -94,7 +94,7 @@ raw_texts = st.one_of(
 def world(db, settings):
     # Sessions in a signed cookie: one query less per request, over thousands of requests.
     settings.SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
-    call_command("demo", verbosity=0)
+    load_demo()
     w = type("World", (), {})()
     w.club = Club.objects.create(name="Fuzz Club", slug="fuzz")
     w.sheet = export_sheet(BunkerSheet.objects.get(club=None, slug="german-concrete-blockhouse"))

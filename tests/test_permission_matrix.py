@@ -33,7 +33,6 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
-from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -50,6 +49,7 @@ from apps.campaigns.models import Campaign, Club, Invite, Membership, Role, Scen
 from apps.structures.formats import sheet_body
 from apps.structures.models import BunkerSheet, Floor, Opening, Structure
 from apps.structures.views import clone_into
+from tests.demo_rows import load_demo
 
 ROLES = ["anonymous", "spectator", "player A", "player B", "designer", "organiser", "other club"]
 USERS = {"player A": "alice", "player B": "bob", "designer": "dora", "organiser": "demo", "other club": "olga"}
@@ -188,7 +188,7 @@ def demo_world(django_db_blocker):
         atomic = transaction.atomic()
         atomic.__enter__()
         try:
-            call_command("demo", verbosity=0)
+            load_demo()
             d = SimpleNamespace(users={role: User.objects.get(username=name) for role, name in USERS.items()})
             for user in d.users.values():  # the demo hashed with the real hasher; signing in must be quick
                 user.set_password(DEMO_PASSWORD)

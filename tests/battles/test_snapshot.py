@@ -5,7 +5,6 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 import pytest
-from django.core.management import call_command
 from django.db import connection, transaction
 from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
@@ -19,11 +18,12 @@ from apps.structures.models import Structure
 pytestmark = pytest.mark.django_db
 
 from tests.battles.test_concurrency import fort  # noqa: E402,F401 - a fixture
+from tests.demo_rows import load_demo
 
 
 @pytest.fixture
 def battle():
-    call_command("demo", verbosity=0)
+    load_demo()
     # The demo battle with the most in it: bunkers with sheets, roofs, units inside and outside.
     return max(Battle.objects.all(), key=lambda b: (b.structures.filter(sheet__isnull=False).count(),
                                                    b.structures.count()))

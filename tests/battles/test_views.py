@@ -28,6 +28,7 @@ from apps.structures.models import Structure
 from tests import factories
 from tests.campaigns.test_pages import assert_csp_clean, body, page, text_of  # noqa: F401
 from tests.campaigns.test_pages import fast_passwords  # noqa: F401 - autouse: cheap password hashing
+from tests.demo_rows import load_demo
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -253,9 +254,8 @@ def test_an_attack_offers_only_the_units_carrying_a_weapon_that_can_make_it(clie
     ask no weapon of the unit (a damage roll, an air strike's aircraft) still offer every unit, and a
     squad chosen for one is let go when the action changes to HE, then offered again."""
     from django.contrib.auth.models import User
-    from django.core.management import call_command
 
-    call_command("demo", verbosity=0)
+    load_demo()
     battle = Battle.objects.get(name="Village crossroads — session 1")
     units = {u.name: f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle, army__side="A")}
     squad = units["1st Rifle Squad"]

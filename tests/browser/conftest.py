@@ -9,8 +9,8 @@ violations — and the `watch` fixture asserts at the end of the test that none 
 from dataclasses import dataclass, field
 
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import Error as PlaywrightError
+from tests.demo_rows import load_demo
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
 PASSWORD = "redoubt-demo"
@@ -64,7 +64,7 @@ class Problems:
 @pytest.fixture
 def demo(transactional_db):
     """The demo campaign, committed so the live server's threads see it."""
-    call_command("demo", verbosity=0)
+    load_demo()
     from apps.battles.models import Battle
 
     return Battle.objects.get(name=DEMO_BATTLE)

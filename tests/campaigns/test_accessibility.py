@@ -3,13 +3,13 @@ label names exists on the page, so a field's help text and its errors are read w
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.urls import reverse
 
 from apps.battles.models import Battle
 from apps.campaigns.models import Campaign, Scenario
 from apps.structures.models import BunkerSheet
 from tests.campaigns.test_pages import body, fast_passwords, page, signed_in  # noqa: F401 - autouse fixture
+from tests.demo_rows import load_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def dangling_references(html):
 
 @pytest.fixture
 def demo():
-    call_command("demo", verbosity=0)
+    load_demo()
     return {name: User.objects.get(username=name) for name in ("demo", "alice", "dora")}
 
 

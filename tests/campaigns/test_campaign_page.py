@@ -11,7 +11,6 @@ from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -27,6 +26,7 @@ from apps.campaigns.models import Campaign, Club, Membership, Role
 from apps.structures.models import Floor, Material, Structure
 from tests.campaigns.test_pages import assert_csp_clean, body, page, table_rows, text_of  # noqa: F401
 from tests.campaigns.test_pages import fast_passwords  # noqa: F401 - autouse: cheap password hashing
+from tests.demo_rows import load_demo
 
 FAST_HASHING = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -37,7 +37,7 @@ def demo_data(django_db_setup, django_db_blocker):
     """`manage.py demo` once for the module, in a transaction rolled back at its end; each test runs in
     its own savepoint inside it, so what one test changes never reaches another."""
     with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHING), transaction.atomic():
-        call_command("demo", verbosity=0)
+        load_demo()
         yield
         transaction.set_rollback(True)
 

@@ -8,7 +8,6 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.urls import reverse
 
 from apps.armies.models import Unit, Weapon
@@ -21,11 +20,12 @@ from apps.structures.formats import dumps
 from apps.structures.models import BunkerSheet, Floor, Opening, Structure
 from tests.campaigns.test_pages import assert_csp_clean, body, fast_passwords, page, signed_in, text_of  # noqa: F401
 from tests.structures.test_sheet_editor import browser_sign_in, form_data
+from tests.demo_rows import load_demo
 
 
 @pytest.fixture
 def demo(db):
-    call_command("demo", verbosity=0)
+    load_demo()
     w = type("Demo", (), {})()
     w.village = Scenario.objects.get(name="Village crossroads")
     w.club = w.village.club
@@ -1589,7 +1589,7 @@ def test_scenario_list(client, demo):
 def dora_at_the_village_builder(browser, live_server, viewport):
     """The demo's designer signed in, on the Village crossroads builder in a new page of that size; the page's
     uncaught errors collect in the list returned with it."""
-    call_command("demo", verbosity=0)
+    load_demo()
     scenario = Scenario.objects.get(name="Village crossroads")
     page = browser.new_page(viewport=viewport)
     problems = []
@@ -1669,7 +1669,7 @@ def test_a_drag_that_is_not_saved_puts_the_piece_back_and_says_why(browser, live
 def test_a_refused_place_on_a_phone_shows_the_marked_field(browser, live_server):
     """390px wide, no map drag: type an x off the table and press Place. The page that comes back
     shows the field with its error on screen, not the top of a page thousands of pixels long."""
-    call_command("demo", verbosity=0)
+    load_demo()
     scenario = Scenario.objects.get(name="Village crossroads")
     shop = scenario.structures.get(name="Timber workshop")
     context = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False)
@@ -1697,7 +1697,7 @@ def test_a_refused_place_on_a_phone_shows_the_marked_field(browser, live_server)
 def test_a_structure_at_rotation_0_saves_from_a_phone(browser, live_server):
     """The browser checks the number fields before the server sees them: its limits must not be
     stricter than the server's. The house stands square (rotation 0) and moves to x 24.25."""
-    call_command("demo", verbosity=0)
+    load_demo()
     scenario = Scenario.objects.get(name="Village crossroads")
     house = scenario.structures.get(name="Brick house at the crossroads")
     assert house.rotation == 0
@@ -1940,7 +1940,7 @@ def test_only_the_clubs_designers_copy_its_scenarios(client, demo):
 def test_a_designer_adds_a_floor_and_its_window_in_one_save(browser, live_server):
     """The Floor list of an opening offered only the floors the house had: a person could not pick the floor being
     added until Floors was saved and the page opened again."""
-    call_command("demo", verbosity=0)
+    load_demo()
     scenario = Scenario.objects.get(name="Village crossroads")
     cottage = scenario.structures.get(name="Timber cottage")
     floors = cottage.floors.filter(is_roof=False).count()

@@ -8,7 +8,6 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.urls import reverse
 from django.utils.text import slugify
 
@@ -19,11 +18,12 @@ from apps.structures.formats import FormatErrors, dumps
 from apps.structures.models import BunkerSheet, Floor, Opening, Structure
 from tests.campaigns.test_pages import assert_csp_clean, fast_passwords, page, signed_in  # noqa: F401
 from tests.structures.test_formats import DOCS
+from tests.demo_rows import load_demo
 
 
 @pytest.fixture
 def demo(db):
-    call_command("demo", verbosity=0)
+    load_demo()
     w = type("Demo", (), {})()
     w.village = Scenario.objects.get(name="Village crossroads")
     w.farm = Scenario.objects.get(name="Farm by the ford")

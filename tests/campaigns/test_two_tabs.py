@@ -6,7 +6,6 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -15,6 +14,7 @@ from apps.campaigns.models import Campaign, Club, Scenario
 from apps.structures.formats import dumps, export_sheet
 from apps.structures.models import BunkerSheet
 from tests.battles.test_concurrency import run_together as at_once  # each request on its own thread
+from tests.demo_rows import load_demo
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -37,7 +37,7 @@ def statuses(answers):
 
 @pytest.fixture
 def demo():
-    call_command("demo", verbosity=0)
+    load_demo()
     d = type("Demo", (), {})()
     d.organiser, d.designer = User.objects.get(username="demo"), User.objects.get(username="dora")
     d.village = Scenario.objects.get(name="Village crossroads")

@@ -6,7 +6,6 @@ Both now take the sheet's row: the placement finishes and the delete is refused,
 import threading
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
@@ -15,12 +14,13 @@ from apps.campaigns import scenario_views
 from apps.campaigns.models import Club, Role, Scenario
 from apps.structures.models import BunkerSheet, Structure
 from tests.campaigns.test_pages import fast_passwords, user  # noqa: F401 - autouse: cheap hashing
+from tests.demo_rows import load_demo
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def test_deleting_a_sheet_while_it_is_being_placed_waits_and_is_refused(monkeypatch):
-    call_command("demo", verbosity=0)
+    load_demo()
     club = Club.objects.get(name="Redoubt Demo Club")
     designer = user("sapper", club, Role.DESIGNER)
     sheet = BunkerSheet.objects.create(club=club, slug="draft", name="Draft pillbox")
@@ -68,7 +68,7 @@ def test_deleting_a_sheet_while_it_is_being_placed_waits_and_is_refused(monkeypa
 
 
 def test_a_sheet_deleted_the_moment_before_it_is_placed_is_named_beside_the_sheet_field(client, monkeypatch):
-    call_command("demo", verbosity=0)
+    load_demo()
     club = Club.objects.get(name="Redoubt Demo Club")
     designer = user("sapper", club, Role.DESIGNER)
     sheet = BunkerSheet.objects.create(club=club, slug="draft", name="Draft pillbox")

@@ -255,9 +255,15 @@
       var next = answer.content.getElementById(id);
       return id === "card" && !next || !!(now && next && drawing(now) === drawing(next));
     });
-    if (!unchanged) return;
+    var active = document.activeElement;
+    if (!unchanged && !(active && active.tagName === "SELECT" && active.closest("#attack-form") && onScreen(active))) return;
     event.detail.shouldSwap = false;
     typed = null;
+    if (unchanged) return;
+    // Something the form offers did change, but a select of it on the screen has the focus: its picker may be
+    // open under the player's thumb, and swapping the form shut it. (One scrolled away has no picker open.) The form asks again once they leave the select (a
+    // choice made in it asks at once, by its own change).
+    active.addEventListener("blur", function () { htmx.trigger(document.body, "battle-changed"); }, { once: true });
   });
   // htmx puts the new form in before it takes the old one out. With the focus in the old one, Chromium
   // moved the page down by the new form's height and never back: a player reading the log below lost

@@ -815,13 +815,13 @@ def test_what_is_typed_in_the_turns_panel_stays_when_another_phone_acts(live_ser
     assert page.evaluate("() => (document.getElementById('dice-end_turn') || {}).value || ''") == ""
 
 
-def another_phone_acts(page, demo, user, action, inputs):
+def another_phone_acts(page, demo, user, action, inputs, **more):
     """Another phone acts (through the services); `page` hears of it by its poll, and its attack form asks
     again (battle-changed)."""
     before = newest_seq(demo)
     with page.expect_response(lambda response: response.url.split("?")[0].endswith(f"/battles/{demo.pk}/form/")):
         with swapped(page, "#turns"):
-            services.perform(battle_id=demo.pk, user=user, action=action, inputs=inputs)
+            services.perform(battle_id=demo.pk, user=user, action=action, inputs=inputs, **more)
     page.wait_for_function(QUIET)
     assert newest_seq(demo) == before + 1
 
@@ -855,6 +855,29 @@ def test_the_attack_form_a_player_is_choosing_in_stays_put_when_another_phone_ac
     expect(alice.locator('#id_dice_mode input[value="player"]')).to_be_checked()
     # Still reading the log where they were (a new entry and a line of the turns panel may shift it a little).
     assert abs(alice.locator("#log-title").bounding_box()["y"] - reading) < 40
+
+
+def test_a_change_to_the_attack_form_waits_while_one_of_its_selects_has_the_focus(live_server, demo, watch):
+    """Another phone's change that the attack form does show (the field gun alice is aiming has fired) was
+    swapped in at once, and took away the select whose picker alice had open. It waits until she leaves it."""
+    alice, (townhouse, sid, units, shell) = aiming_with_our_own_dice(live_server, demo, watch)
+    gun, squad = units[("A", "Field gun team")], units[("B", "Grenadier Squad 2")]
+    option = alice.locator(f'#id_attacker option[value="{gun}"]')
+    assert "acted" not in option.inner_text()
+    alice.locator("#id_weapon").focus()
+    alice.evaluate(KEEP, ["#id_weapon"])
+    another_phone_acts(alice, demo, get_user_model().objects.get(username="alice"), "ba_he",
+                       {"weapon": shell, "structure": sid, "target": squad, "hit": "yes"}, attacker=gun,
+                       dice_values=["3", "4"])
+    assert alice.evaluate(KEPT, ["#id_weapon"]) == []
+    expect(alice.locator("#id_weapon")).to_be_focused()
+    assert "acted" not in option.inner_text()
+    # Out of the select: the form asks again, and now says so.
+    with alice.expect_response(lambda response: response.url.split("?")[0].endswith(f"/battles/{demo.pk}/form/")):
+        alice.locator("#id_weapon").blur()
+    alice.wait_for_function(QUIET)
+    assert alice.evaluate(KEPT, ["#id_weapon"]) == ["#id_weapon"]
+    expect(option).to_contain_text("acted")
 
 
 def test_the_turns_panel_and_header_a_player_is_using_stay_put_when_another_phone_acts(live_server, demo, watch):

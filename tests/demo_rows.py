@@ -1,14 +1,15 @@
 """`manage.py demo`'s rows for a test, at the cost of a copy.
 
 About 270 tests start from the demo, and building it (fixtures, two clubs, a scenario, a campaign and a
-turn played through the services) takes most of a second: a quarter of the suite's time. On PostgreSQL the
-first `load_demo()` of a test process runs the command inside a savepoint, copies out every row it wrote
-(COPY … TO STDOUT) and rolls the savepoint back; later calls COPY those rows in, which takes milliseconds.
-The rows are the command's own, ids included, so a test sees exactly what the command builds; the command
+turn played through the services) takes most of a second: a quarter of the suite's time. The first
+`load_demo()` of a test process runs the command inside a savepoint, copies out every row it wrote
+(on PostgreSQL by COPY … TO STDOUT) and rolls the savepoint back; later calls put those rows back, which
+takes milliseconds. The rows are the command's own, ids included, so a test sees exactly what the command builds; the command
 itself is tested by tests/campaigns/test_demo.py, which always runs it.
 
-The copy is used only where the command would have started from an empty database (nothing of the
-demo's tables holds a row); otherwise, and on SQLite, `load_demo()` runs the command."""
+On SQLite the rows are read and inserted as they are stored. The copy is used only where the command would
+have started from an empty database (nothing of the demo's tables holds a row); otherwise `load_demo()` runs
+the command."""
 
 from django.core.management import call_command
 from django.db import connection, transaction
@@ -18,7 +19,7 @@ _refused = False  # the command changed rows that were there before it (rows we 
 
 
 def load_demo():
-    if connection.vendor != "postgresql" or _refused or (_captured is None and not _capture()):
+    if _refused or (_captured is None and not _capture()):
         call_command("demo", verbosity=0)
         return
     tables, rows, sequences = _captured
@@ -30,8 +31,7 @@ def load_demo():
     # One transaction: the tables go in one after another, and their foreign keys are checked at its end.
     with transaction.atomic(), connection.cursor() as cursor:
         for table, data in rows:
-            with cursor.copy(f"COPY {connection.ops.quote_name(table)} FROM STDIN") as copy:
-                copy.write(data)
+            _put(cursor, table, data)
         # The savepoint's rollback left the sequences past these ids (sequences are not transactional),
         # but a test that reset them would hand out the copied rows' ids again.
         for sequence, highest in sequences:
@@ -46,8 +46,21 @@ def _empty(cursor, tables):
 
 
 def _dump(cursor, table):
-    with cursor.copy(f"COPY {connection.ops.quote_name(table)} TO STDOUT") as copy:
-        return b"".join(bytes(chunk) for chunk in copy)
+    if connection.vendor == "postgresql":
+        with cursor.copy(f"COPY {connection.ops.quote_name(table)} TO STDOUT") as copy:
+            return b"".join(bytes(chunk) for chunk in copy)
+    # SQLite hands back its stored values as they are (no converters on a raw cursor): put back unchanged.
+    cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+    return [tuple(row) for row in cursor.fetchall()]
+
+
+def _put(cursor, table, data):
+    if connection.vendor == "postgresql":
+        with cursor.copy(f"COPY {connection.ops.quote_name(table)} FROM STDIN") as copy:
+            copy.write(data)
+    else:
+        cursor.executemany(f"INSERT INTO {connection.ops.quote_name(table)} VALUES ({', '.join(['%s'] * len(data[0]))})",
+                           data)
 
 
 def _capture():
@@ -67,7 +80,8 @@ def _capture():
         after = {t: _dump(cursor, t) for t in tables}
         written = [t for t in tables if after[t] and not before[t]]
         sequences = []
-        for table in written:
+        # SQLite's AUTOINCREMENT counter moves past an id inserted by hand on its own.
+        for table in written if connection.vendor == "postgresql" else ():
             for found in connection.introspection.get_sequences(cursor, table):
                 cursor.execute(f"SELECT max({connection.ops.quote_name(found['column'])}) FROM "
                                f"{connection.ops.quote_name(table)}")

@@ -101,12 +101,18 @@ class SetUpWrongly(ActionRefused):
     """Units set up where the builder now refuses them (`set_up_wrongly`): nothing started. `ground` says whose
     rows they are: a scenario's are set right in its builder, a campaign's at its last session's table."""
 
-    def __init__(self, wrong, *, ground="scenario"):
+    def __init__(self, wrong, *, ground="scenario", sessions=True):
         listed = "; ".join(f"{unit} in {structure} ({why})" for unit, structure, why in wrong)
         it = "it" if len(wrong) == 1 else "them"
         if ground == "scenario":
             said = (f"Set up where the builder now refuses {it}: {listed}. Edit the unit in the builder (“Where” on "
                     "its page: a point on the table, or a structure it may hold), then start again.")
+        elif not sessions:
+            # Imported so with no session, or its only sessions discarded: there is no battle to correct it in.
+            said = (f"Set up on the campaign's ground where a battle's Move never puts {it}: {listed}. The campaign "
+                    f"has no session to correct {it} in: an organiser downloads it (“Export campaign”), puts {it} "
+                    "right in the file (the unit's “at”: a point on the table, or a structure it may hold) and "
+                    "imports that file (“Import a campaign”).")
         else:
             said = (f"Set up on the campaign's ground where a battle's Move never puts {it}: {listed}. An organiser "
                     "puts the unit right in the last session's battle (“Correct a piece's position (organisers)”; "
@@ -225,7 +231,7 @@ def start_session(*, campaign_id, user, name="", weather=None, table=None, numbe
         # Its ground, not its scenario: a campaign started before the builder refused them, or imported as played.
         wrong = set_up_wrongly(campaign, played=True)
         if wrong:
-            raise SetUpWrongly(wrong, ground="campaign")
+            raise SetUpWrongly(wrong, ground="campaign", sessions=campaign.battles.exists())
         number = (campaign.battles.aggregate(n=Max("session_number"))["n"] or 0) + 1
         last = (campaign.battles.order_by(F("session_number").desc(nulls_last=True), "-created_at")
                 .values("table_width", "table_depth").first())

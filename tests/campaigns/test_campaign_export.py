@@ -209,6 +209,34 @@ def test_a_campaign_file_keeps_a_crew_the_builder_would_refuse_now(demo):
     assert Structure.objects.get(scenario__in=copy_.club.scenarios.all(), name="Soviet Rifle Pit").crew_side == ""
 
 
+def test_a_campaign_with_no_session_and_a_unit_where_no_move_puts_it_is_told_to_fix_the_file(client, demo):
+    """A club's file imported with its sessions left out (or its only session discarded since) and a tank
+    standing on a floor: "Set up the next session" was refused with "put the unit right in the last session's
+    battle", and there was none. It says to put it right in the file; done so, the next session starts."""
+    doc = export_campaign(demo.campaign)
+    doc["battles"] = []
+    tiger = next(u for army in doc["armies"] for u in army["units"] if u["name"] == "Tiger I")
+    tiger["at"] = {"structure": 0, "floor": 0}  # Brick house at the crossroads, its ground floor
+    campaign = import_campaign(doc, club=fresh_club(demo), user=demo.organiser)
+    said = ("Set up on the campaign's ground where a battle's Move never puts it: Tiger I in Brick house at the "
+            "crossroads (a vehicle stands on the table). The campaign has no session to correct it in: an organiser "
+            "downloads it (“Export campaign”), puts it right in the file (the unit's “at”: a point on the table, or "
+            "a structure it may hold) and imports that file (“Import a campaign”).")
+    before = counts()
+    response = signed(client, demo.organiser).post(reverse("campaign_session_start", args=[campaign.pk]),
+                                                   {"name": "", "weather": "clear"})
+    assert response.status_code == 303
+    assert said in " ".join(str(m) for m in list(response.wsgi_request._messages))
+    assert counts() == before
+
+    fixed = json.loads(export_text(campaign))
+    next(u for army in fixed["armies"] for u in army["units"] if u["name"] == "Tiger I")["at"] = {"x": 50, "y": 40}
+    again = import_campaign(fixed, club=campaign.club, user=demo.organiser)
+    battle = services.start_session(campaign_id=again.pk, user=demo.organiser)
+    assert battle.session_number == 1
+    assert Unit.objects.get(army__battle=battle, name="Tiger I").floor_id is None
+
+
 @pytest.mark.parametrize("value, message", [
     ("five", "must be a whole number, not a string"),
     (3, "is fewer than the 4 men it has: a crew never gains men (3 < 4)"),

@@ -1419,11 +1419,13 @@ def test_a_bunker_card_says_how_many_of_the_crew_may_fire_their_rifles(client, d
     bunker = dh.structure("Loghouse", floors=1, kind="bunker", sheet=sheet, crew_men=10, crew_side="B")
     signed(client, dh.alice)
 
-    def free():
+    def facts():
         card = page(client.get(url(dh, "battle_card", f"s{bunker.pk}"), **HTMX))
-        facts = {d.find_all("dt")[0].text().strip(): d.find_all("dd")[0].text().strip()
-                 for d in card.find_all("div") if d.find_all("dt") and d.find_all("dd")}
-        return facts["Free to fire rifles"]
+        return {d.find_all("dt")[0].text().strip(): d.find_all("dd")[0].text().strip()
+                for d in card.find_all("div") if d.find_all("dt") and d.find_all("dd")}
+
+    def free():
+        return facts()["Free to fire rifles"]
 
     assert free() == "2"
     Structure.objects.filter(pk=bunker.pk).update(crew_men=8, weapons_destroyed=[0])
@@ -1432,6 +1434,10 @@ def test_a_bunker_card_says_how_many_of_the_crew_may_fire_their_rifles(client, d
     assert free() == "0"
     page_text = text_of(client.get(url(dh, "battle")), "structures")
     assert "Free to fire rifles 0" in " ".join(page_text.split())
+    # Destroyed by a 9–10 (no hit counted, its routed survivors on their way out): it fights back no more.
+    Structure.objects.filter(pk=bunker.pk).update(crew_men=6, crew_routed=True, destroyed=True)
+    said = facts()
+    assert (said["Free to fire rifles"], said["Penetrating hits"]) == ("none: destroyed", "none more: destroyed")
 
 
 def test_a_crew_that_routs_is_offered_to_leave_its_fortification(client, db):

@@ -268,6 +268,10 @@ class ActionForm(forms.Form):
             if f.weapon_has is not None and weapon is not None and not f.weapon_has(weapon):
                 self.data.pop(f.name, None)  # a choice left from another weapon: the rule's default applies
                 continue
+            structure = self._structure() if f.type == "choice" and f.structure_allows else None
+            if structure is not None and not any(f.structure_allows(structure, key) for key, _ in f.choices):
+                self.data.pop(f.name, None)  # nothing there to choose between (no heavy weapon left): not asked
+                continue
             if f.type == "unit_hits":
                 self._add_unit_hits(f)
             else:
@@ -379,8 +383,11 @@ class ActionForm(forms.Form):
         if current in labels and current not in {c[0] for c in choices}:
             if self.keep_invalid:
                 choices += ((current, f"{labels[current]} ({structure.label} has none)"),)
-            elif f.default is not None:
+            elif f.default is not None and f.structure_allows(structure, f.default):
                 self.data[f.name] = _as_text(f.default)
+            elif len(choices) == 1:
+                # The default is not there (a bunker with machine guns only): the one left is the answer.
+                self.data[f.name] = choices[0][0]
             else:
                 self.data.pop(f.name, None)
         return choices

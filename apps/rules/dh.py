@@ -204,6 +204,18 @@ def _heavy_category(w, sheet_weapon):
     return "machine_gun" if (rof or 1) > 1 else "main_gun"
 
 
+def heavy_weapon_standing(s, kind):
+    """The form's question "main gun or machine gun?" (DH-15) is put only where the answer can matter: the
+    kinds of heavy weapon `s` still has standing. With one kind the choice is that one; with none, not asked."""
+    if s.sheet is None or s.crew is None:
+        return False
+    for i, w in enumerate(s.crew.weapons):
+        sw = s.sheet.weapons[i] if i < len(s.sheet.weapons) else None
+        if not w.destroyed and _heavy_category(w, sw) == kind:
+            return True
+    return False
+
+
 def heaviest_weapon(sheet, crew, choice):
     """DH-15: the attacker names a main gun or a machine gun; with none of that kind the other kind is
     taken, and with no heavy weapon at all the clause is ignored."""
@@ -343,7 +355,8 @@ def _guts_owed(value, men, routed, casualties, who):
           help="The seeds give rows only for the guns on the sheets: for another weapon (bazooka, "
                "Panzerschreck, explosives) take the answer from your rulebook's chart"),
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
-          choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
+          choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun")),
+          structure_allows=heavy_weapon_standing),
     source=f"{SOURCE} 'Firing Main Guns at Fortifications', penetrating hits table (DH-7..15, DH-4, A-DH-1, "
            "A-DH-3, A-DH-7, A-DH-8)",
 )
@@ -389,7 +402,8 @@ def resolve_dh_main_gun(state, inp, dice):
     Field("structure", "structure", "Fortification", fits=fortification),
     Field("hit", "bool", "Hit?", help="Your to-hit roll"),
     Field("heaviest", "choice", "Heaviest weapon (on a 7–8)", default="main_gun",
-          choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun"))),
+          choices=(("main_gun", "A main gun"), ("machine_gun", "A machine gun")),
+          structure_allows=heavy_weapon_standing),
     source=f"{SOURCE} 'Firing Flamethrowers at Fortifications' (DH-16)",
 )
 def resolve_dh_flamethrower(state, inp, dice):

@@ -1212,6 +1212,44 @@ def loghouse_under_fire():
     return dh, bunker, gun, dh.unit("A", "AT gun", kind="artillery", models=3, weapons=[gun])
 
 
+@pytest.mark.parametrize("action", ["dh_main_gun", "dh_flamethrower"])
+def test_main_gun_or_machine_gun_is_asked_only_where_the_answer_can_matter(client, db, action):
+    """DH-15: on a 7–8 the attacker names a main gun or a machine gun to destroy. The form asked it of every
+    fortification, a rifle pit with no heavy weapon included; the rule takes the other kind when there is none
+    of the one named, and ignores the clause with none at all. It offers the kinds still standing: both on
+    the Soviet AT/HMG loghouse, the machine gun alone (chosen) on the German HMG loghouse, and no question on
+    the rifle pit or on a loghouse whose guns are gone."""
+    from apps.structures.models import BunkerSheet
+
+    dh, bunker, gun, crew = loghouse_under_fire()
+    flamer = factories.weapon("dh", "flammenwerfer", name="Flammenwerfer", dh_category="flamethrower")
+    pioneers = dh.unit("A", "Pioneers", weapons=[flamer])
+    sheets = {slug: BunkerSheet.objects.create(**next(s for s in DH_SHEETS if s["slug"] == slug))
+              for slug in ("soviet-at-hmg-loghouse", "soviet-rifle-pit")}
+    both = dh.structure("Soviet loghouse", floors=1, kind="bunker", sheet=sheets["soviet-at-hmg-loghouse"],
+                        crew_men=6, crew_side="B")
+    pit = dh.structure("Rifle pit", floors=1, kind="bunker", sheet=sheets["soviet-rifle-pit"], crew_men=9,
+                       crew_side="B")
+    signed(client, dh.alice)
+    attacker, weapon = (crew, gun) if action == "dh_main_gun" else (pioneers, flamer)
+
+    def asked(structure):
+        form = page(client.get(url(dh, "battle_form"), {"action": action, "attacker": uid(attacker),
+                                                        "weapon": f"w{weapon.pk}", "structure": f"s{structure.pk}"},
+                               **HTMX))
+        field = form.find("field-heaviest")
+        if field is None:
+            return None
+        radios = [n for n in field.find_all("input") if n.attrs.get("name") == "heaviest"]
+        return [n.attrs["value"] for n in radios], [n.attrs["value"] for n in radios if "checked" in n.attrs]
+
+    assert asked(both) == (["main_gun", "machine_gun"], ["main_gun"])
+    assert asked(bunker) == (["machine_gun"], ["machine_gun"])
+    assert asked(pit) is None
+    Structure.objects.filter(pk=bunker.pk).update(weapons_destroyed=[0, 1])
+    assert asked(bunker) is None
+
+
 def test_hits_on_a_bunker_crew_offer_the_casualties_next(client, db):
     """Disposable Heroes: two small-arms hits on the loghouse's crew; the answer offers the casualties
     form for that fortification (the wound rolls are the players' rulebook's)."""
@@ -2261,7 +2299,9 @@ def test_every_action_of_every_ruleset_renders_its_form(client, db, ruleset):
             assert response.status_code == 200, (spec.key, mode)
             html = body(response)
             for f in spec.fields:
-                assert f'name="{f.name}' in html, (spec.key, f.name)
+                # A house has no heavy weapon standing: which one a 7–8 destroys is not asked of it.
+                asked = not (f.name == "heaviest" and ruleset == "dh")
+                assert (f'name="{f.name}' in html) == asked, (spec.key, f.name)
         assert rules.ACTIONS[spec.key].ruleset in (ruleset, "any")
 
 

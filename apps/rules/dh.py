@@ -290,8 +290,9 @@ def penetrating_hit(state, s, sheet, crew, weapon, dice, heaviest, flame=False):
         if i is not None:
             effects.append(Effect("weapon_destroyed", s.id, i, ref=crew.weapons[i].name))
             words.append(f"{crew.weapons[i].name} destroyed")
-        else:  # the seed's words above promise one: say why nothing went
-            words.append(f"no {'main gun' if heaviest == 'main_gun' else 'machine gun'} left to destroy")
+        else:  # the seed's words above promise one: say why nothing went (neither kind stands: the other
+            # kind is taken when the named one is gone, so naming only the one asked for misled)
+            words.append("no main gun or machine gun left to destroy")
     if survivors and not crew.routed:
         # After the roll, not before: only these rows call for a check, and the DH core's modifiers for it
         # follow what the blast did. A flamethrower's failed check routs (DH-16): the note says so.

@@ -1302,7 +1302,8 @@ def turn_context(battle, board, viewer, page=None):
                          for s in state.structures.values() if battle.ruleset == "dh" and s.crew is not None
                          and s.crew.routed and s.crew.men and s.crew.side in viewer.sides],
         "upkeep_due": upkeep_due,
-        "fire_casualties": lg_upkeep_follow_ups(battle, state) if viewer.plays else [],
+        # Rolls the table still owes: LG fire casualties from the upkeep, a DH crew's Guts check.
+        "owed": lg_upkeep_follow_ups(battle, state) + guts_owed(battle, state, viewer) if viewer.plays else [],
         "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,
         # What each uncontrolled event does, in the seed chart's words: its name alone sends the players to
@@ -1941,6 +1942,42 @@ def lg_upkeep_follow_ups(battle, state):
 # casualties, the structure that burned (one entry per fire, whoever the players ticked).
 FOLLOW_UP_PIECE = MappingProxyType({"ba_damage": "target", "dh_crew_casualties": "structure", "dh_guts": "structure",
                                     "move": "unit", "lg_blast": "caught", "lg_fire_casualties": "structure"})
+
+
+# How far back the turns panel looks for a penetrating hit whose Guts check is still to be entered: a fixed
+# cost on every answer of a long battle, and a check forgotten for longer is in the log's words.
+GUTS_LOOKBACK = 40
+
+
+def guts_owed(battle, state, viewer):
+    """Disposable Heroes: a penetrating hit's Guts check (seed 003) is the crew's roll. The attack's answer
+    offers it on the phone that attacked; the crew's side is reminded here, on every phone of theirs, until it
+    is entered (or the attack undone, or the crew has routed or fallen). One query, and none while the
+    viewer's side holds no crewed fortification."""
+    if battle.ruleset != "dh" or battle.status != BattleStatus.IN_PROGRESS:
+        return []
+    ours = {s.id: s for s in state.structures.values()
+            if s.crew is not None and s.crew.men and not s.crew.routed and s.crew.side in viewer.sides}
+    if not ours:
+        return []
+    decided, links = set(), []
+    entries = (battle.log_entries.filter(action__in=("dh_main_gun", "dh_flamethrower", "dh_guts"), undone=False)
+               .order_by("-seq").only("seq", "action", "inputs", "outcome")[:GUTS_LOOKBACK])
+    for entry in entries:
+        if entry.action == "dh_guts":
+            decided.add((entry.inputs or {}).get("structure"))
+            continue
+        for e in (entry.outcome or {}).get("effects", []):
+            s = ours.get(e.get("target"))
+            if e.get("type") != "guts_check" or s is None or s.id in decided:
+                continue
+            decided.add(s.id)
+            flame = e.get("note") == "flamethrower"
+            links.append(SimpleNamespace(
+                label=f"{s.label}'s crew owes the Guts check of #{entry.seq}" + (" (a flamethrower's)" if flame else "")
+                + ": enter it",
+                query=urlencode({"action": "dh_guts", "structure": s.id, "flamethrower": "yes" if flame else "no"})))
+    return links
 
 
 def not_taken(battle, entry, links):

@@ -1384,6 +1384,40 @@ def test_a_penetrating_hit_asks_for_the_guts_check_after_its_dice(client, db):
     assert Structure.objects.get(pk=bunker.pk).crew_pins == 1
 
 
+def test_the_crews_side_is_reminded_of_a_guts_check_owed_until_it_is_entered(client, db):
+    """Seed 003: a penetrating hit's Guts check is the crew's roll, but only the phone that attacked was offered
+    it (its answer's follow-up, and its address after a reload). The crew's side is reminded in the turns panel
+    of every phone of theirs until the check is entered; an undo brings it back or takes it away with what it
+    undoes. The attacking side, holding no fortification, is not."""
+    dh, bunker, gun, crew_gun = loghouse_under_fire()
+    signed(client, dh.alice)
+    # Front 3: walls (AV 90); penetration 8: 96; PH 6 − 1 = 5: blast 10D10 AP 6, two dice kill two; Guts check.
+    dice = ["3", "8", "6", "1", "2", "7", "8", "9", "10", "10", "9", "8", "7"]
+    client.post(url(dh, "battle_resolve"), {
+        "action": "dh_main_gun", "attacker": uid(crew_gun), "weapon": f"w{gun.pk}", "structure": f"s{bunker.pk}",
+        "facing": "front", "hit": "yes", "dice_mode": "player", **{f"dice_{i}": d for i, d in enumerate(dice)},
+        "client_token": str(uuid.uuid4())})
+    attack = LogEntry.objects.get(battle=dh.battle, action="dh_main_gun")
+    said = f"Loghouse's crew owes the Guts check of #{attack.seq}: enter it"
+
+    def reminders(user):
+        signed(client, user)
+        return [a for a in page(client.get(url(dh, "battle"))).find("turns").find_all("a") if "Guts" in a.text()]
+
+    assert reminders(dh.alice) == []
+    [link] = reminders(dh.bob)
+    assert link.text().strip() == said
+    assert {k: v[0] for k, v in parse_qs(link.attrs["hx-get"].split("?", 1)[1]).items()} == {
+        "action": "dh_guts", "structure": f"s{bunker.pk}", "flamethrower": "no"}
+    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_guts",
+                     inputs={"structure": f"s{bunker.pk}", "guts_passed": "yes", "flamethrower": "no"})
+    assert reminders(dh.bob) == []
+    services.undo_last(battle_id=dh.battle.pk, user=dh.bob)  # the check: owed again
+    assert [a.text().strip() for a in reminders(dh.bob)] == [said]
+    services.undo_last(battle_id=dh.battle.pk, user=dh.alice)  # the attack: nothing owed
+    assert reminders(dh.bob) == []
+
+
 def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_address(client, db):
     """Seed 003: a penetrating hit's row calls for one Guts check. The page after the attack is at
     ?…&result=<its entry> and offers "Enter the Guts check"; back on that address (a reload, a phone that

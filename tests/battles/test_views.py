@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from apps.armies.models import Unit, UnitWeapon
-from apps.battles import services, watch
+from apps.battles import services, views, watch
 from apps.battles.models import Battle, BattleStatus, LogEntry
 from apps.campaigns.models import Campaign, Club, Membership, Role, Scenario
 from apps import rules
@@ -1416,6 +1416,28 @@ def test_the_crews_side_is_reminded_of_a_guts_check_owed_until_it_is_entered(cli
     assert [a.text().strip() for a in reminders(dh.bob)] == [said]
     services.undo_last(battle_id=dh.battle.pk, user=dh.alice)  # the attack: nothing owed
     assert reminders(dh.bob) == []
+
+
+def test_the_guts_reminder_costs_the_crews_page_one_query_however_long_the_log(client, db):
+    """guts_owed reads the log: one query, limited, whatever the number of attacks (query counts are fixed)."""
+    dh, bunker, gun, crew_gun = loghouse_under_fire()
+    miss = {"weapon": f"w{gun.pk}", "structure": f"s{bunker.pk}", "facing": "front", "hit": "no"}
+
+    def bobs_page_queries():
+        signed(client, dh.bob)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url(dh, "battle")).status_code == 200
+        [guts] = [q["sql"] for q in queries.captured_queries if "'dh_guts'" in q["sql"]]
+        assert f"LIMIT {views.GUTS_LOOKBACK}" in guts  # the rows it reads do not grow either
+        return len(queries)
+
+    services.perform(battle_id=dh.battle.pk, user=dh.alice, action="dh_main_gun", attacker=uid(crew_gun), inputs=miss)
+    few = bobs_page_queries()
+    Battle.objects.filter(pk=dh.battle.pk).update(options={"track_actions": False})  # the gun fires again and again
+    for _ in range(views.GUTS_LOOKBACK + 5):
+        services.perform(battle_id=dh.battle.pk, user=dh.alice, action="dh_main_gun", attacker=uid(crew_gun),
+                         inputs=miss)
+    assert bobs_page_queries() == few
 
 
 def test_a_guts_check_already_entered_is_not_offered_again_by_the_result_s_address(client, db):

@@ -507,3 +507,14 @@ def test_a_first_session_discarded_is_set_up_again_on_the_scenarios_table(client
         signed(client, olga).post(reverse("campaign_session_start", args=[c.pk]), {"weather": "clear", "number": "1"})
         again = c.battles.get()
         assert (again.session_number, again.weather, again.table_width, again.table_depth) == (1, "clear", 48, 48)
+
+
+def test_a_destroyed_fortification_on_the_ground_counts_no_penetrating_hits(client, winter):
+    """The ground's crew line said "· 0 penetrating hits" under a fortification a 9–10 had destroyed (those rows
+    count none): a count that reads as a bunker still taking hits. As on the battle card, a destroyed one has none."""
+    campaign, olga = winter
+    Structure.objects.filter(campaign=campaign, name=PIT).update(destroyed=True, crew_men=4, crew_routed=True)
+    line = next(p for p in page(signed(client, olga).get(reverse("campaign", args=[campaign.pk]))).find("ground")
+                .find_all("p") if "crew-line" in p.attrs.get("class", ""))
+    assert "penetrating" not in line.text()
+    assert "Crew 4/9 (side A)" in line.text() and "routed" in line.text()

@@ -535,8 +535,8 @@ class ActionForm(forms.Form):
 
     def _weapons(self, name):
         """The acting unit's weapons that can make this action (the rule's `fits`), or for a detection
-        the weapons of the piece that fired; the whole catalogue's when no unit is chosen or for an air
-        strike."""
+        the weapons of the piece that fired; before a unit is chosen, those the player's units carry (the
+        other side's, for a detection); the whole catalogue's for an air strike."""
         carried = ()
         owner = WEAPON_OF.get(self.spec.key) or self.acting_field or "attacker"
         unit = self.state.units.get(str(self.data.get(owner, "")))
@@ -550,7 +550,20 @@ class ActionForm(forms.Form):
         fits = (spec and spec.fits) or (lambda w: True)
         # …and, where it depends on them, with the other inputs as chosen (ba_indirect's mode).
         fits_with = (spec and spec.fits_with) or (lambda w, inputs: True)
-        listed = carried if armed else sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
+        if armed:
+            listed = carried
+        elif unit is None and not air and (self.acting_field or self.spec.key in WEAPON_OF):
+            # No unit chosen yet: what the player's own units carry (for a detection, what the other side's
+            # carry), not a club library's every weapon.
+            live = [u for u in self.state.units.values() if not u.destroyed]
+            if self.spec.key in WEAPON_OF:
+                live = [u for u in live if u.side not in self.sides] or live
+            else:
+                live = [u for u in live if u.side in self.sides]
+            listed = sorted({k for u in live for k in u.weapons if k in self.state.weapons},
+                            key=lambda k: self.state.weapons[k].name)
+        else:
+            listed = sorted(self.state.weapons, key=lambda k: self.state.weapons[k].name)
         choices = [(k, self.state.weapons[k].name) for k in listed
                    if k in self.state.weapons and fits(self.state.weapons[k])
                    and fits_with(self.state.weapons[k], self.data)]

@@ -222,6 +222,24 @@ def test_the_weapon_list_offers_what_can_make_the_action(client, w):
     assert "Anti-tank gun (cannot do this)" in text_of(response, "field-weapon")
 
 
+def test_before_a_unit_is_chosen_the_weapon_list_is_what_the_players_units_carry(client, w):
+    """With no attacker chosen (the form a page opens with, and the one drawn under each result once the
+    unit that fired has acted), the list was the club library's every weapon of the ruleset, a panzerfaust
+    nobody in the battle carries among them: choosing one was refused once a unit was picked."""
+    factories.weapon("ba", "panzerfaust", name="Panzerfaust", he_value="D6")  # in the library, carried by nobody
+
+    def weapons(user, action):
+        signed(client, user)
+        form = page(client.get(url(w, "battle_form"), {"action": action, "structure": sid(w.house)}, **HTMX))
+        select = next(s for s in form.find("attack-form").find_all("select") if s.attrs["name"] == "weapon")
+        return [o.text() for o in select.find_all("option")]
+
+    assert weapons(w.alice, "ba_he") == ["Choose a weapon", "HE shell 2D6"]
+    assert weapons(w.bob, "ba_flamethrower") == ["Choose a weapon", "Flamethrower"]
+    assert weapons(w.alice, "ba_flamethrower") == ["Choose a weapon"]  # side A has none
+    assert weapons(w.organiser, "ba_he") == ["Choose a weapon", "HE shell 2D6"]
+
+
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
 def test_a_unit_that_carries_no_weapon_is_offered_none(client, w, htmx):
     """Rifles carries no weapon in this battle: its weapon list was the whole catalogue (as if no unit
@@ -2651,7 +2669,8 @@ def test_a_card_tapped_by_someone_who_only_watches_reopens_on_reload(client, w):
 
 def test_detection_offers_the_other_sides_pieces_and_the_weapons_of_the_one_that_fired(client, lg):
     """Detecting a concealed piece that fired: alice (side A) is offered side B's pieces only, and the
-    weapons the chosen piece carries; naming her own piece anyway is refused beside the field."""
+    weapons the chosen piece carries (before one is chosen, those side B's pieces carry); naming her own
+    piece anyway is refused beside the field."""
     Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
         initiative="A", rolled=True).to_dict())
     rifle = factories.weapon("lg", "bolt-rifle-t", weapon_type="bolt_rifle", attack_factor=3, rof_code="S")
@@ -2661,6 +2680,12 @@ def test_detection_offers_the_other_sides_pieces_and_the_weapons_of_the_one_that
     form = page(client.get(url(lg, "battle_form"), {"action": "lg_detect", "target": uid(lg.b1)}, **HTMX))
     offered = [o.attrs.get("value") for o in form.find("id_target").find_all("option") if o.attrs.get("value")]
     assert offered == [uid(lg.b1)]
+    weapons = [o.attrs.get("value") for o in form.find("id_weapon").find_all("option") if o.attrs.get("value")]
+    assert weapons == [f"w{rifle.pk}"]
+    # Before the piece is chosen: what side B's pieces carry, not alice's own laser nor the library's.
+    laser = factories.weapon("lg", "laser-a", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=laser)
+    form = page(client.get(url(lg, "battle_form"), {"action": "lg_detect"}, **HTMX))
     weapons = [o.attrs.get("value") for o in form.find("id_weapon").find_all("option") if o.attrs.get("value")]
     assert weapons == [f"w{rifle.pk}"]
     refused = client.post(url(lg, "battle_resolve"), {"action": "lg_detect", "target": uid(lg.a1),

@@ -95,7 +95,7 @@ def test_roles(demo):
     club = Club.objects.get(name="Redoubt Demo Club")
     assert dict(club.memberships.values_list("user__username", "role")) == {
         "demo": "organiser", "alice": "player", "bob": "player", "dora": "designer"}
-    campaign = club.campaigns.get()
+    campaign = club.campaigns.get(name="Operation Crossroads")
     assert dict(campaign.armies.values_list("side", "owner__username")) == {"A": "alice", "B": "bob"}
 
 
@@ -318,6 +318,57 @@ def test_the_mortar_team_can_shell_a_building_by_indirect_fire(battle):
     from apps import rules
     hit = next(f for f in rules.ACTIONS["ba_indirect"].fields if f.name == "hit")
     assert "open sights" not in hit.help and "indirect" in hit.help
+
+
+def test_the_relay_station_is_a_laser_grenadiers_campaign_started_as_an_organiser_starts_one(demo):
+    """The demo's third battle: LaserGrenadiers, the seeds' main rules, ready for the first initiative roll,
+    with a pillbox the raiders fight from, a bunker they cannot (seed 000) and a flammable barracks."""
+    campaign = Campaign.objects.get(name="Relay Station")
+    assert campaign.club.name == "Redoubt Demo Club" and campaign.ruleset == "lg"
+    assert (campaign.damage_variant, campaign.collapse_check, campaign.fires) == (1, True, True)
+    battle = campaign.battles.get()
+    assert (battle.status, battle.turn, battle.session_number, battle.upkeep_turn) == ("in_progress", 1, 1, 0)
+    assert [e.action for e in battle.log_entries.order_by("seq")] == ["session_start", "start"]
+    assert first_broken_entry(battle) is None
+    kinds = {s.name: s.kind for s in battle.structures.all()}
+    assert kinds == {"Relay station": "building", "North pillbox": "pillbox", "Supply bunker": "bunker",
+                     "Timber barracks": "building"}
+    assert battle.structures.get(name="Timber barracks").flammable
+    armies = {a.side: a for a in battle.armies.select_related("owner")}
+    assert (armies["A"].owner.username, armies["B"].owner.username) == ("alice", "bob")
+    units = Unit.objects.filter(army__battle=battle).prefetch_related("unit_weapons__weapon")
+    assert all(uw.weapon.ruleset == "lg" for u in units for uw in u.unit_weapons.all())
+    inside = {u.name: u.floor.structure.name for u in units if u.floor_id}
+    assert inside["Pillbox gunner"] == "North pillbox" and inside["Quartermaster"] == "Supply bunker"
+    assert all(u.army.side == "B" for u in units if u.floor_id)
+    assert all(u.x is not None for u in units if u.army.side == "A")
+
+
+def test_the_relay_station_plays_its_first_activation(demo):
+    """Upkeep, the initiative roll (lowest wins) and the marines' laser cannon on the pillbox, through the
+    services the phones call, with the players' own dice."""
+    from apps.battles import services
+
+    battle = Battle.objects.get(name="Relay Station — session 1")
+    users = {name: get_user_model().objects.get(username=name) for name in ("alice", "bob")}
+    unit = {u.name: f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle)}
+    pillbox = Structure.objects.get(battle=battle, name="North pillbox")
+    services.turn_action(battle_id=battle.pk, user=users["alice"], action="upkeep", dice_values=[])
+    initiative = services.turn_action(battle_id=battle.pk, user=users["bob"], action="lg_initiative",
+                                      dice_values=["2", "8"])
+    assert [e.summary for e in initiative] == ["Initiative 2/8: side A wins"]
+    cannon = Unit.objects.get(army__battle=battle, name="Laser cannon team")
+    [carried] = cannon.unit_weapons.all()
+    entry = services.perform(
+        battle_id=battle.pk, user=users["alice"], action="lg_attack_structure", attacker=unit["Laser cannon team"],
+        inputs={"weapon": f"w{carried.weapon_id}", "structure": f"s{pillbox.pk}", "hit": "yes", "penetrated": 1,
+                "troops": "known", "targets": unit["Pillbox gunner"]},
+        dice_values=["3"])
+    assert entry.summary == ("Laser cannon team: Light laser cannon (AF 7) hit North pillbox's wall, 1 penetrating; "
+                             "1 damage (1/30); hits Pillbox gunner; side B has the initiative"), entry.summary
+    pillbox.refresh_from_db()
+    assert pillbox.damage_taken == 1
+    assert Battle.objects.get(pk=battle.pk).sequence["initiative"] == "B"
 
 
 def test_scenario_and_campaign_ground_stay_untouched(battle):

@@ -95,7 +95,7 @@ def test_importing_the_same_scenario_twice_at_once(demo):
 
 
 def test_importing_the_same_campaign_twice_at_once(demo):
-    campaign = Campaign.objects.get(club=demo.club)
+    campaign = Campaign.objects.get(club=demo.club, name="Operation Crossroads")
     file = tab(demo.organiser).get(reverse("campaign_export", args=[campaign.pk])).getvalue().decode()
     answers = twice(demo.organiser, reverse("campaign_import"), {"club": demo.club.pk, "text": file})
     assert statuses(answers) == [303, 303], [re.findall(r"could not be saved[^<]*", a.content.decode()) for a in answers]
@@ -174,7 +174,7 @@ def test_the_new_club_form_sent_twice_at_once_makes_one_club(demo):
 def test_setting_up_the_next_session_from_two_tabs_at_once_sets_up_one(demo):
     from apps.battles.models import Battle
 
-    campaign = Campaign.objects.get(club=demo.club)
+    campaign = Campaign.objects.get(club=demo.club, name="Operation Crossroads")
     Campaign.objects.filter(pk=campaign.pk).update(single_open_battle=False)
     answers = twice(demo.organiser, reverse("campaign_session_start", args=[campaign.pk]),
                     {"name": "", "weather": "clear", "number": "2"})
@@ -268,7 +268,7 @@ def test_two_tabs_saving_the_campaign_settings_at_once_do_not_put_back_each_othe
     sent twice at once is saved once and neither send is a conflict."""
     from tests.structures.test_sheet_editor import form_data
 
-    campaign = Campaign.objects.get(club=demo.club)
+    campaign = Campaign.objects.get(club=demo.club, name="Operation Crossroads")
     url, page = reverse("campaign_settings", args=[campaign.pk]), reverse("campaign", args=[campaign.pk])
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     first, second = tab(demo.organiser), tab(demo.organiser)

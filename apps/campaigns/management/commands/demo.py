@@ -61,8 +61,8 @@ DEMO_CLUB = ("redoubt-demo-club", "Redoubt Demo Club")
 OLGA_CLUB = ("olgas-wargames-society", "Olga's Wargames Society")
 SIGN_INS = [
     ("demo", "organiser of Redoubt Demo Club"),
-    ("alice", "player, side A (Soviet) in Operation Crossroads"),
-    ("bob", "player, side B (German) in Operation Crossroads"),
+    ("alice", "player, side A (Soviet) in Operation Crossroads, marines in Relay Station"),
+    ("bob", "player, side B (German) in Operation Crossroads, raiders in Relay Station"),
     ("dora", "designer in Redoubt Demo Club"),
     ("olga", "organiser of Olga's Wargames Society, a separate club"),
 ]
@@ -174,6 +174,41 @@ OLGA_GERMANS = [
 ]
 
 
+# LaserGrenadiers, in the demo club: a raider band holds a relay station; the marines must take it.
+# Every LG unit is one piece (one figure): the seed's chances to hit troops inside are per piece.
+RELAY = [
+    dict(name="Relay station", wall="concrete", roof="concrete_reinforced_any_surface", at=(24, 22, 8, 6, 0),
+         damage_max=40, floors=[
+             {"front": {"door": 1, "window": 2}, "rear": {"door": 1}, "left": {"window": 1}, "right": {"window": 1}},
+             {"front": {"window": 2}, "rear": {"window": 2}},
+             "roof",
+         ]),
+    dict(name="North pillbox", kind="pillbox", wall="concrete_reinforced", roof="concrete_reinforced_any_surface",
+         at=(14, 14, 3, 3, 0), damage_max=30, floors=[{"front": {"firing_slit": 2}, "rear": {"door": 1}}]),
+    dict(name="Supply bunker", kind="bunker", wall="concrete_reinforced", roof="concrete_reinforced_any_surface",
+         at=(36, 30, 4, 3, 0), damage_max=30, floors=[{"rear": {"door": 1}}]),
+    dict(name="Timber barracks", wall="timber_medium", roof="wood_and_shingle", at=(10, 32, 7, 4, 8),
+         damage_max=16, floors=[{"front": {"door": 1, "window": 3}, "rear": {"window": 2}}]),
+]
+MARINES = [
+    ("Sergeant Okafor", "infantry", "veteran", 1, {"laser-rifle": 1}, (20, 6), ""),
+    ("Marine Reyes", "infantry", "regular", 1, {"laser-rifle": 1}, (16, 5), ""),
+    ("Marine Lindqvist", "infantry", "regular", 1, {"ray-rifle": 1}, (26, 5), ""),
+    ("Gunner Haas", "infantry", "regular", 1, {"minigun-6-barrel": 1}, (30, 7), ""),
+    ("Grenadier Moreau", "infantry", "regular", 1, {"laser-rifle": 1, "high-explosive-grenade": 2}, (12, 7), ""),
+    ("Sapper Ito", "infantry", "regular", 1, {"chainsaw": 1, "laser-rifle": 1}, (34, 6), ""),
+    ("Laser cannon team", "artillery", "regular", 2, {"light-laser-cannon": 1}, (40, 4), ""),
+]
+RAIDERS = [
+    ("Raider chief", "infantry", "veteran", 1, {"heavy-fusion-rifle": 1}, ("Relay station", 0), ""),
+    ("Raider Vask", "infantry", "regular", 1, {"bolt-rifle": 1}, ("Relay station", 1), ""),
+    ("Raider Mirel", "infantry", "regular", 1, {"ray-rifle": 1}, ("Relay station", 2), ""),
+    ("Pillbox gunner", "infantry", "regular", 1, {"bolt-rifle": 1}, ("North pillbox", 0), ""),
+    ("Quartermaster", "infantry", "regular", 1, {"laser-rifle": 1}, ("Supply bunker", 0), ""),
+    ("Raider Dace", "infantry", "regular", 1, {"laser-rifle": 1}, ("Timber barracks", 0), ""),
+]
+
+
 class Command(BaseCommand):
     help = "Load the reference data (seed tables, bunker sheets, weapon catalogue) and the demo clubs. Safe to run twice."
 
@@ -187,12 +222,16 @@ class Command(BaseCommand):
             with transaction.atomic():
                 reference_changed = self.load_reference_data()
                 built = []
+                demo_club = None
                 if not Club.objects.filter(slug=DEMO_CLUB[0]).exists():
-                    self.build_demo_club()
+                    demo_club = self.build_demo_club()
                     built.append(DEMO_CLUB[1])
                 if not Club.objects.filter(slug=OLGA_CLUB[0]).exists():
                     self.build_olga_club()
                     built.append(OLGA_CLUB[1])
+                # After Olga's club, so the first two battles keep the ids they have always had.
+                if demo_club is not None:
+                    self.build_relay_station(demo_club)
         except OperationalError:
             raise  # config.startup explains an unreachable database in one line
         except DatabaseError as exc:
@@ -319,6 +358,32 @@ class Command(BaseCommand):
         # As start_session records it: finished while another session is open, it writes back only its own.
         record_setup(battle, campaign, demo)
         play_first_turn(battle, organiser=demo, side_a=alice, side_b=bob)
+        return club
+
+    def build_relay_station(self, club):
+        """A LaserGrenadiers campaign started as an organiser starts one, its first session under way at
+        turn 1 with nothing done yet: the phones begin with the initiative roll (seed 002)."""
+        from apps.battles import services
+        from apps.campaigns.services import start_campaign
+
+        demo, alice, bob, dora = (get_user_model().objects.get(username=name) for name in ("demo", "alice", "bob", "dora"))
+        scenario = Scenario.objects.create(
+            club=club, name="Relay station", author=dora, table_width=48, table_depth=40,
+            ruleset="lg", damage_variant=1, collapse_check=True, fires=True, weather="clear",
+            description=(
+                "LaserGrenadiers. A raider band holds a relay station, a pillbox covering the north road and "
+                "a supply bunker; a marine section comes in from the north edge to take the station."
+            ),
+            deployment_zones=[
+                {"side": "A", "x": 0, "y": 0, "width": 48, "depth": 8},
+                {"side": "B", "x": 0, "y": 12, "width": 48, "depth": 28},
+            ],
+        )
+        build_ground(scenario, RELAY, [])
+        build_army(scenario, "A", "Marine section", alice, MARINES)
+        build_army(scenario, "B", "Raider band", bob, RAIDERS)
+        campaign = start_campaign(scenario_id=scenario.pk, user=demo, name="Relay Station")
+        services.start(battle_id=campaign.battles.get().pk, user=demo)
 
     def build_olga_club(self):
         olga = self.user("olga")

@@ -1302,8 +1302,10 @@ def turn_context(battle, board, viewer, page=None):
                          for s in state.structures.values() if battle.ruleset == "dh" and s.crew is not None
                          and s.crew.routed and s.crew.men and s.crew.side in viewer.sides],
         "upkeep_due": upkeep_due,
-        # Rolls the table still owes: LG fire casualties from the upkeep, a DH crew's Guts check.
-        "owed": lg_upkeep_follow_ups(battle, state) + guts_owed(battle, state, viewer) if viewer.plays else [],
+        # Rolls the table still owes: LG fire casualties from the upkeep and hits on the viewer's pieces, a DH
+        # crew's Guts check.
+        "owed": lg_upkeep_follow_ups(battle, state) + lg_hits_owed(battle, state, viewer)
+        + guts_owed(battle, state, viewer) if viewer.plays else [],
         "initiative_reason": f"Run the start-of-turn upkeep for turn {battle.turn} first" if lg and upkeep_due else "",
         "sequence": seq,
         # What each uncontrolled event does, in the seed chart's words: its name alone sends the players to
@@ -1977,6 +1979,36 @@ def guts_owed(battle, state, viewer):
                 label=f"{s.label}'s crew owes the Guts check of #{entry.seq}" + (" (a flamethrower's)" if flame else "")
                 + ": enter it",
                 query=urlencode({"action": "dh_guts", "structure": s.id, "flamethrower": "yes" if flame else "no"})))
+    return links
+
+
+def lg_hits_owed(battle, state, viewer):
+    """LaserGrenadiers: the pieces a shot into a structure hit take the rulebook's damage roll (Rule 16), and a
+    blast's survivors are incapacitated (LG-63). The attack's answer offers to enter that on the phone that
+    fired; the side whose pieces were hit is reminded here, on every phone of theirs, until it is entered (or
+    the attack undone, or the piece eliminated since). One query, as `guts_owed`."""
+    if battle.ruleset != "lg" or battle.status != BattleStatus.IN_PROGRESS:
+        return []
+    entered, links = set(), []
+    entries = (battle.log_entries.filter(action__in=("lg_attack_structure", "lg_blast"), undone=False)
+               .order_by("-seq").only("seq", "action", "inputs", "outcome")[:GUTS_LOOKBACK])
+    for entry in entries:
+        if entry.action == "lg_blast":
+            entered.update(str((entry.inputs or {}).get("caught", "")).split(","))
+            continue
+        hits = [e for e in (entry.outcome or {}).get("effects", []) if e.get("type") == "hits"]
+        owed = [u for e in hits if (u := state.units.get(e.get("target"))) is not None and not u.destroyed
+                and u.side in viewer.sides and u.id not in entered]
+        if not owed:
+            continue
+        entered.update(u.id for u in owed)  # an older hit on the same piece is entered with this one
+        weapon = state.weapons.get(hits[0].get("ref", ""))
+        blast = weapon is not None and weapon.weapon_type in rules.tables.BLAST_WARHEADS
+        links.append(SimpleNamespace(
+            label=f"{', '.join(u.label for u in owed)} hit by {'the blast of ' if blast else ''}#{entry.seq}: "
+                  "enter who it eliminated" + (" (survivors are incapacitated this turn)" if blast else ""),
+            query=urlencode([("action", "lg_blast"), *([("weapon", weapon.key)] if weapon else []),
+                             *[("caught", u.id) for u in owed]])))
     return links
 
 

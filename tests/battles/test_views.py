@@ -2750,6 +2750,76 @@ def test_the_fire_mode_is_asked_only_for_a_weapon_with_variable_fire(client, lg)
     assert with_laser.find("odds").find_all("li", cls="odds-row") or "Nothing can come" in with_laser.find("odds").text()
 
 
+def farm_under_fire(lg):
+    """Side A's Alpha one, its initiative, a laser at a farmhouse holding side B's Bravo inside."""
+    Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
+        initiative="A", rolled=True).to_dict(), options={"track_actions": False})
+    farm = lg.structure("Farmhouse", floors=1)
+    inside = lg.unit("B", "Bravo inside", floor=farm.floors.get())
+    laser = factories.weapon("lg", "laser-h", weapon_type="laser", attack_factor=4, rof_code="S")
+    UnitWeapon.objects.create(unit=lg.a1, weapon=laser)
+    return farm, inside, laser
+
+
+def shoot_at_the_farm(lg, farm, inside, laser, hit_die="1"):
+    Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict())
+    return services.perform(battle_id=lg.battle.pk, user=lg.alice, action="lg_attack_structure", attacker=uid(lg.a1),
+                            inputs={"weapon": f"w{laser.pk}", "structure": sid(farm), "hit": "yes", "penetrated": 1,
+                                    "troops": "known", "targets": uid(inside)}, dice_values=[hit_die])
+
+
+def test_the_side_whose_piece_was_hit_is_reminded_to_enter_who_was_eliminated(client, lg):
+    """LaserGrenadiers: a piece hit inside a structure takes the rulebook's damage roll, entered as "Blast: who
+    is incapacitated". Only the phone that fired was offered it (its answer's follow-up); the side whose piece
+    was hit is reminded in the turns panel of every phone of theirs until it is entered, and an undo brings it
+    back or takes it away with what it undoes. A miss owes nothing; the side that fired is not reminded."""
+    farm, inside, laser = farm_under_fire(lg)
+
+    def reminders(user):
+        signed(client, user)
+        return [a for a in page(client.get(url(lg, "battle"))).find("turns").find_all("a") if "eliminated" in a.text()]
+
+    shoot_at_the_farm(lg, farm, inside, laser, hit_die="9")  # 30 %: a 9 misses the piece
+    assert reminders(lg.bob) == []
+    attack = shoot_at_the_farm(lg, farm, inside, laser)
+    assert "hits Bravo inside" in attack.summary
+    said = f"Bravo inside hit by #{attack.seq}: enter who it eliminated"
+    assert reminders(lg.alice) == []
+    [link] = reminders(lg.bob)
+    assert link.text().strip() == said
+    assert parse_qs(link.attrs["hx-get"].split("?", 1)[1]) == {
+        "action": ["lg_blast"], "weapon": [f"w{laser.pk}"], "caught": [uid(inside)]}
+    # The link opens the form filled in: the piece is the one hit.
+    signed(client, lg.bob)
+    form = client.get(link.attrs["hx-get"], **HTMX)
+    assert pieces(form, "caught")[1] == [uid(inside)]
+    services.perform(battle_id=lg.battle.pk, user=lg.bob, action="lg_blast",
+                     inputs={"weapon": f"w{laser.pk}", "caught": uid(inside), "eliminated": ""})
+    assert reminders(lg.bob) == []
+    services.undo_last(battle_id=lg.battle.pk, user=lg.bob)  # the entry: owed again
+    assert [a.text().strip() for a in reminders(lg.bob)] == [said]
+    services.undo_last(battle_id=lg.battle.pk, user=lg.alice)  # the hit: nothing owed
+    assert reminders(lg.bob) == []
+
+
+def test_the_hit_reminder_costs_the_pages_one_query_however_long_the_log(client, lg):
+    farm, inside, laser = farm_under_fire(lg)
+
+    def bobs_page_queries():
+        signed(client, lg.bob)
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url(lg, "battle")).status_code == 200
+        [read] = [q["sql"] for q in queries.captured_queries if "'lg_blast'" in q["sql"]]
+        assert f"LIMIT {views.GUTS_LOOKBACK}" in read
+        return len(queries)
+
+    shoot_at_the_farm(lg, farm, inside, laser, hit_die="9")
+    few = bobs_page_queries()
+    for _ in range(views.GUTS_LOOKBACK + 5):
+        shoot_at_the_farm(lg, farm, inside, laser, hit_die="9")
+    assert bobs_page_queries() == few
+
+
 def surfaces(response):
     """The surfaces the form offers, and the one checked."""
     inputs = [n for n in page(response).find("field-surface").find_all("input") if n.attrs.get("name") == "surface"]

@@ -56,7 +56,7 @@ def test_a_jump_to_a_fragment_is_not_hidden_under_the_header(live_server, demo, 
 
 def test_the_message_of_an_action_that_lands_far_down_the_page_is_on_screen(live_server, demo, watch):
     """"Change role" lands on the member's row, far below the message at the top of the page: the
-    message stays in view (on a phone and at a desk) until it fades."""
+    message stays in view (on a phone and at a desk) until it fades, above the row, not over its name."""
     campaign = Campaign.objects.get(pk=demo.campaign_id)
     for who, width in (("demo on a phone", 390), ("demo at a desk", 1280)):
         page = sign_in(watch(who), live_server.url, "demo")
@@ -70,6 +70,10 @@ def test_the_message_of_an_action_that_lands_far_down_the_page_is_on_screen(live
         message = page.locator(".messages .message-success")
         expect(message).to_have_text("bob is now designer.")
         expect(message).to_be_in_viewport()
+        # …and not over the row it landed on: the row's name showed under the message.
+        covered = page.evaluate("""() => [document.querySelector('.messages').getBoundingClientRect().bottom,
+                                          document.querySelector(':target').getBoundingClientRect().top]""")
+        assert covered[1] >= covered[0], f"the message (bottom {covered[0]}) covers the row (top {covered[1]})"
         row.locator("select[name=role]").select_option("player")  # back, for the next width
         with page.expect_navigation():
             row.get_by_role("button", name="Change role").click()

@@ -119,6 +119,12 @@ class ScenarioForm(forms.ModelForm):
         for name in ("table_width", "table_depth"):
             if data.get(name) is not None and data[name] <= 0:
                 self.add_error(name, "Must be more than 0 inches")
+        if data.get("ruleset") and data["ruleset"] != "lg":
+            # The new-scenario form asks them before the ruleset is saved (no JavaScript hides them): for
+            # another ruleset they are left at their defaults, not stored for rules that never read them.
+            for name in LG_OPTIONS:
+                if name in self.fields:
+                    data[name] = 0 if name == "damage_variant" else False
         if data.get("collapse_check") and not data.get("damage_variant"):
             # LG-21 reads the damage taken: without damage points it would never roll.
             self.add_error("collapse_check", "A collapse check reads the damage points: choose a damage-points "
@@ -186,6 +192,12 @@ class NewScenarioForm(ScenarioForm):
         if not self.is_bound:
             self.fields["after"].initial = (Scenario.objects.filter(club__in=clubs).order_by("-pk")
                                             .values_list("pk", flat=True).first() or 0)
+
+    def general_fields(self):
+        return [self[name] for name in self.fields if name not in LG_OPTIONS and not self[name].is_hidden]
+
+    def lg_fields(self):
+        return [self[name] for name in LG_OPTIONS if name in self.fields]
 
     def created_meanwhile(self, name):
         """The scenario of this name created since the page was drawn: this form's first send, most likely."""

@@ -12,6 +12,20 @@
     if (event.target.closest(".js-print")) { window.print(); }
   });
 
+  // ------------------------------------------------------------------ one ruleset's options
+  // The new-scenario form: LaserGrenadiers' options only while it is the ruleset chosen.
+  function showRulesetOptions() {
+    var ruleset = document.getElementById("id_ruleset");
+    if (!ruleset) { return; }
+    document.querySelectorAll("[data-for-ruleset]").forEach(function (options) {
+      options.hidden = options.getAttribute("data-for-ruleset") !== ruleset.value;
+    });
+  }
+  document.addEventListener("change", function (event) {
+    if (event.target.id === "id_ruleset") { showRulesetOptions(); }
+  });
+  document.addEventListener("DOMContentLoaded", showRulesetOptions);
+
   // ------------------------------------------------------------------ drag on the map
   var SNAP = 0.5;
   var drag = null;

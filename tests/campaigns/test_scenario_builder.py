@@ -59,11 +59,18 @@ def test_create_a_scenario(client, demo):
     response = signed_in(client, demo.designer).get(reverse("scenario_new"))
     assert response.status_code == 200
     assert_csp_clean(response)
-    response = new_scenario(client, demo, collapse_check="on", uncontrolled_events="on", fireteam_initiative="on")
+    lg_options = dict(collapse_check="on", uncontrolled_events="on", fireteam_initiative="on")
+    response = new_scenario(client, demo, ruleset="lg", **lg_options)
     hill = Scenario.objects.get(name="Hill 112")
     assert response.status_code == 302 and response["Location"] == reverse("scenario", args=[hill.pk])
-    assert (hill.ruleset, hill.damage_variant, hill.weather, hill.author) == ("dh", 3, "rain", demo.designer)
+    assert (hill.ruleset, hill.damage_variant, hill.weather, hill.author) == ("lg", 3, "rain", demo.designer)
     assert hill.collapse_check and hill.uncontrolled_events and hill.fireteam_initiative and hill.fires
+    # The same options sent with another ruleset (ticked, then Disposable Heroes chosen) are not kept:
+    # only LaserGrenadiers' rules read them.
+    assert new_scenario(client, demo, name="Hill 113", **lg_options).status_code == 302
+    other = Scenario.objects.get(name="Hill 113")
+    assert (other.ruleset, other.damage_variant, other.collapse_check, other.uncontrolled_events,
+            other.fireteam_initiative, other.fires) == ("dh", 0, False, False, False, True)
     assert (hill.table_width, hill.table_depth) == (48, 36)
     assert hill.deployment_zones == [{"side": "A", "x": 0, "y": 0, "width": 48, "depth": 9},
                                      {"side": "B", "x": 0, "y": 27, "width": 48, "depth": 9}]
@@ -94,7 +101,8 @@ def test_the_new_scenario_form_sent_twice_creates_one_and_lands_on_it(client, de
     ({"table_width": "0"}, "table_width", "more than 0"),
     ({"ruleset": "chess"}, "ruleset", "Select a valid choice"),
     ({"table_depth": "100000"}, "table_depth", "At most 9999 inches"),
-    ({"collapse_check": "on", "damage_variant": "0"}, "collapse_check", "A collapse check reads the damage points"),
+    ({"ruleset": "lg", "collapse_check": "on", "damage_variant": "0"}, "collapse_check",
+     "A collapse check reads the damage points"),
 ])
 def test_bad_settings_are_refused_beside_the_field(client, demo, fields, field, words):
     before = Scenario.objects.count()
@@ -1462,7 +1470,7 @@ def test_organisers_start_a_campaign_from_a_scenario_with_its_first_session(clie
         {"campaign-name": "Road to Caen", "campaign-fires_persist": "on", "campaign-single_open_battle": "on"})
     campaign = Campaign.objects.get(name="Road to Caen")
     assert response.status_code == 303 and response["Location"] == reverse("campaign", args=[campaign.pk]) + "#sessions"
-    assert (campaign.club, campaign.ruleset, campaign.damage_variant, campaign.weather) == (demo.club, "dh", 3, "rain")
+    assert (campaign.club, campaign.ruleset, campaign.weather) == (demo.club, "dh", "rain")
     assert campaign.fires_persist and campaign.single_open_battle
     ground = campaign.structures.get()
     assert ground.origin == house and ground.pk != house.pk
@@ -1599,6 +1607,29 @@ def dora_at_the_village_builder(browser, live_server, viewport):
     browser_sign_in(page, live_server, User.objects.get(username="dora"), password="redoubt-demo")
     page.goto(live_server.url + reverse("scenario", args=[scenario.pk]))
     return page, scenario, problems
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_new_scenario_form_shows_laser_grenadiers_options_only_for_laser_grenadiers(browser, live_server):
+    """On a phone: the options only LaserGrenadiers reads (damage points, collapse check, events, fireteams)
+    were offered whatever the ruleset, and a Bolt Action scenario kept them. They show while LaserGrenadiers
+    is chosen, and go when another ruleset is."""
+    page, scenario, problems = dora_at_the_village_builder(browser, live_server, {"width": 390, "height": 844})
+    page.goto(live_server.url + reverse("scenario_new"))
+    options = page.locator("#lg-options")
+    page.select_option("#id_ruleset", "lg")
+    assert options.is_visible() and page.locator("#id_collapse_check").is_visible()
+    page.select_option("#id_ruleset", "ba")
+    assert not options.is_visible() and not page.locator("#id_damage_variant").is_visible()
+    assert page.locator("#id_fires").is_visible() and page.locator("#id_weather").is_visible()
+    page.select_option("#id_ruleset", "lg")
+    page.check("#id_uncontrolled_events")
+    page.fill("#id_name", "Ridge 7")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create the scenario").click()
+    ridge = Scenario.objects.get(name="Ridge 7")
+    assert (ridge.ruleset, ridge.uncontrolled_events) == ("lg", True) and problems == []
 
 
 @pytest.mark.browser

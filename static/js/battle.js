@@ -129,6 +129,53 @@
     markSelected();
   });
 
+  // The Move form's spot on the table: a tap on the map's open ground fills in its x and y, to the half
+  // inch the table is measured in (the map is drawn in inches), which a thumb otherwise typed. A ring on
+  // the map shows the spot the form holds, typed or tapped, until the move is recorded. Without
+  // JavaScript the spot is typed, as before.
+  function moveSpot() {
+    var action = document.getElementById("id_action");
+    var x = document.getElementById("id_x");
+    var y = document.getElementById("id_y");
+    return action && action.value === "move" && x && y ? { x: x, y: y } : null;
+  }
+  function markSpot() {
+    var svg = document.querySelector("#map svg.map");
+    if (!svg) return;
+    var spot = moveSpot();
+    var mark = svg.querySelector(".map-spot-chosen");
+    var shown = spot && spot.x.value.trim() && spot.y.value.trim() && isFinite(spot.x.value) && isFinite(spot.y.value);
+    if (!shown) {
+      if (mark) mark.remove();
+      return;
+    }
+    if (!mark) {
+      mark = svg.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "circle"));
+      mark.setAttribute("class", "map-spot-chosen");
+      mark.setAttribute("r", "0.6");
+    }
+    mark.setAttribute("cx", spot.x.value.trim());
+    mark.setAttribute("cy", spot.y.value.trim());
+  }
+  document.addEventListener("click", function (event) {
+    var svg = event.target.closest && event.target.closest("#map svg.map");
+    var spot = moveSpot();
+    var matrix = svg && svg.getScreenCTM();
+    if (!svg || event.target.closest("a") || !spot || !matrix) return;
+    var point = svg.createSVGPoint();
+    point.x = event.clientX;
+    point.y = event.clientY;
+    point = point.matrixTransform(matrix.inverse());
+    var box = svg.viewBox.baseVal;
+    var half = function (value, most) { return Math.round(Math.min(Math.max(value, 0), most) * 2) / 2; };
+    spot.x.value = String(half(point.x, box.width));
+    spot.y.value = String(half(point.y, box.height));
+    markSpot();
+    spot.y.dispatchEvent(new Event("change", { bubbles: true }));  // the form asks again with the spot
+  });
+  document.addEventListener("htmx:afterSettle", markSpot);
+  document.addEventListener("DOMContentLoaded", markSpot);
+
   // "Target" in the structure list is far below the card it opens: bring the card into view, and the
   // focus with it (its heading), or the next Tab would jump back down to the structure list.
   // A tap on the map opens the card below the map: on a phone that is the foot of the screen or

@@ -150,3 +150,48 @@ def test_each_structure_is_one_link_to_a_screen_reader_and_its_margin_still_take
             with swapped(page, "#card"):
                 page.keyboard.press("Enter")
             expect(page.locator("#card-title")).to_have_text(name)
+
+
+# Where on the page a point of the table (in inches) is drawn.
+ON_PAGE = """([x, y]) => {
+  const svg = document.querySelector('#map svg.map');
+  const point = svg.createSVGPoint();
+  point.x = x; point.y = y;
+  const at = point.matrixTransform(svg.getScreenCTM());
+  return [at.x, at.y, Boolean(document.elementFromPoint(at.x, at.y).closest('a'))];
+}"""
+
+
+def test_a_tap_on_open_ground_gives_the_move_its_spot(live_server, demo, watch):
+    """Moving a unit to a spot on the table asked a thumb to type its x and y in inches, read off a tape
+    measure against the map. With the Move form open, a tap on open ground fills them in, to the half inch;
+    Record moves the unit there. A tap on a structure still opens its card and fills in nothing."""
+    from apps.armies.models import Unit
+
+    gun = Unit.objects.get(army__battle=demo, name="Field gun team")
+    page = sign_in(watch("alice"), live_server.url, "alice")
+    page.goto(live_server.url + reverse("battle", args=[demo.pk]) + f"?action=move&unit=u{gun.pk}")
+    expect(page.locator("#id_unit")).to_have_value(f"u{gun.pk}")
+    page.locator("#map svg").scroll_into_view_if_needed()
+    x, y, on_a_link = page.evaluate(ON_PAGE, [60.0, 33.0])
+    assert not on_a_link, "the spot chosen is open ground"
+    with swapped(page, "#attack-form"):
+        page.touchscreen.tap(x, y)
+    expect(page.locator("#id_x")).to_have_value("60")
+    expect(page.locator("#id_y")).to_have_value("33")
+    expect(page.locator("#map .map-spot-chosen")).to_have_count(1)
+    with swapped(page, "#attack-form"):
+        page.locator("#attack-form button.resolve").click()
+    expect(page.locator("#attack-form .result")).to_contain_text("Field gun team moves to 60″, 33″")
+    gun.refresh_from_db()
+    assert (float(gun.x), float(gun.y), gun.floor_id) == (60, 33, None)
+
+    # Still moving (the form keeps its action): a tap on a structure opens its card, no spot.
+    expect(page.locator("#id_action")).to_have_value("move")
+    page.locator("#map svg").scroll_into_view_if_needed()
+    box = page.locator("#map .map-structure[aria-label^='Stone church'] .map-footprint").bounding_box()
+    with swapped(page, "#card"):
+        page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(page.locator("#card-title")).to_have_text("Stone church")
+    expect(page.locator("#id_x")).to_have_value("")
+    expect(page.locator("#map .map-spot-chosen")).to_have_count(0)

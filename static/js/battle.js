@@ -129,15 +129,16 @@
     markSelected();
   });
 
-  // The Move form's spot on the table: a tap on the map's open ground fills in its x and y, to the half
-  // inch the table is measured in (the map is drawn in inches), which a thumb otherwise typed. A ring on
-  // the map shows the spot the form holds, typed or tapped, until the move is recorded. Without
-  // JavaScript the spot is typed, as before.
+  // The Move form's spot on the table (and an organiser's correction's): a tap on the map's open ground
+  // fills in its x and y, to the half inch the table is measured in (the map is drawn in inches), which a
+  // thumb otherwise typed. A ring on the map shows the spot the form holds, typed or tapped, until the
+  // move is recorded. Without JavaScript the spot is typed, as before.
   function moveSpot() {
     var action = document.getElementById("id_action");
     var x = document.getElementById("id_x");
     var y = document.getElementById("id_y");
-    return action && action.value === "move" && x && y ? { x: x, y: y } : null;
+    var placing = action && (action.value === "move" || action.value === "correct_position");
+    return placing && x && y ? { x: x, y: y } : null;
   }
   function markSpot() {
     var svg = document.querySelector("#map svg.map");

@@ -153,7 +153,7 @@
     if (!mark) {
       mark = svg.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "circle"));
       mark.setAttribute("class", "map-spot-chosen");
-      mark.setAttribute("r", "0.6");
+      mark.setAttribute("r", "1.2");
     }
     mark.setAttribute("cx", spot.x.value.trim());
     mark.setAttribute("cy", spot.y.value.trim());

@@ -64,6 +64,21 @@ ENEMY_PIECE = services.ENEMY_PIECE
 # Weapon fields whose weapon is that piece's (what it fired), not the acting unit's.
 WEAPON_OF = {"lg_detect": "target"}
 
+# Inputs the players' own rulebook decides that follow from another answer: asked only once that answer is
+# given, with nothing chosen for them. A penetration (Rule 16, not in the seeds) once the shot hit: offered
+# already set to No, a player who answered "Hit: yes" and missed the next question resolved a shot that
+# did not get through. Not asked after a miss (the rule's default, none, applies).
+ASKED_AFTER = {"penetrated": ("hit", "yes")}
+
+
+def unanswered(spec, data):
+    """The first input of `spec` that ASKED_AFTER asks for and `data` leaves unanswered, or None."""
+    for f in spec.fields if spec is not None else ():
+        after = ASKED_AFTER.get(f.name)
+        if after and str(data.get(after[0], "")).strip() == after[1] and not str(data.get(f.name, "")).strip():
+            return f
+    return None
+
 
 def acting_unit_field(action):
     """The form field naming the unit that acts: `attacker`, the spec's own unit field, or None."""
@@ -198,7 +213,7 @@ class ActionForm(forms.Form):
         if self.spec is not None:
             self._drop_defaults_of(rules.ACTIONS.get(str(data.get("drawn_for", ""))), data)
             for f in self.spec.fields:
-                if f.name not in data and f.default is not None and f.type != "units":
+                if f.name not in data and f.default is not None and f.type != "units" and f.name not in ASKED_AFTER:
                     data[f.name] = _as_text(f.default)
         data["drawn_for"] = key
         super().__init__(data, label_suffix="")
@@ -265,6 +280,10 @@ class ActionForm(forms.Form):
                 self.fields["attacker"].widget.attrs["aria-describedby"] = " ".join(said)
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         for f in self.spec.fields:
+            after = ASKED_AFTER.get(f.name)
+            if after and str(self.data.get(after[0], "")) != after[1]:
+                self.data.pop(f.name, None)  # not asked yet, or not at all after a miss: the rule's default
+                continue
             if f.weapon_has is not None and weapon is not None and not f.weapon_has(weapon):
                 self.data.pop(f.name, None)  # a choice left from another weapon: the rule's default applies
                 continue
@@ -612,7 +631,8 @@ class ActionForm(forms.Form):
         inputs = self.inputs()
         if self.data.get("action") in services.ATTACKS and not self.attacker():
             return False
-        return all(f.name in inputs for f in self.spec.fields if f.required and f.default is None)
+        return all(f.name in inputs for f in self.spec.fields if f.required and f.default is None) \
+            and unanswered(self.spec, self.data) is None
 
     # Errors ---------------------------------------------------------------------------------
 

@@ -1794,6 +1794,12 @@ def battle_resolve(request, pk):
     spec = rules.ACTIONS.get(action)
     acting = battle_forms.acting_unit_field(action)
     token = _token(data.get("client_token"))
+    unasked = battle_forms.unanswered(spec, data)
+    if unasked is not None:
+        # The rules would take their default (no penetration): the player has not said so.
+        return _form_again(request, battle, data, rules.InputError(
+            unasked.name, None, f"{unasked.label} is required after a hit: your rulebook's penetration roll "
+                                "(Rule 16) decides it"))
     try:
         entry = services.perform(
             battle_id=battle.pk, user=request.user, action=action, inputs=battle_forms.raw_inputs(spec, data),

@@ -1992,6 +1992,42 @@ def test_an_action_that_records_the_players_results_offers_no_dice_and_no_odds(c
     assert Structure.objects.get(pk=farm.pk).breach_scored == 1
 
 
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_penetration_is_asked_after_a_hit_with_no_answer_chosen(client, lg, htmx):
+    """Seed 000 leaves penetration to the rulebook (Rule 16). "Penetrated?" was offered already set to No:
+    a player who answered "Hit: yes" and missed the next question resolved a shot that did not get through.
+    It is asked once the shot hit, nothing chosen; the odds wait for it; resolved without it, the form says
+    so beside the field and nothing is logged. After a miss it is not asked at all."""
+    farm, inside, laser = farm_under_fire(lg)
+    signed(client, lg.alice)
+    shot = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "weapon": f"w{laser.pk}", "structure": sid(farm)}
+
+    def penetrated(form):
+        return [(i.attrs["value"], "checked" in i.attrs) for i in page(form).find("attack-form").find_all("input")
+                if i.attrs.get("name") == "penetrated"]
+
+    assert penetrated(client.get(url(lg, "battle_form"), shot, **HTMX)) == []
+    assert penetrated(client.get(url(lg, "battle_form"), {**shot, "hit": "no"}, **HTMX)) == []
+    asked = client.get(url(lg, "battle_form"), {**shot, "hit": "yes"}, **HTMX)
+    assert penetrated(asked) == [("0", False), ("1", False)]
+    assert "Fill in the inputs to see the exact odds" in text_of(asked, "attack-form")
+    answered = client.get(url(lg, "battle_form"), {**shot, "hit": "yes", "penetrated": "1", "troops": "known",
+                                                   "targets": uid(inside)}, **HTMX)
+    assert "Bravo inside is hit" in text_of(answered, "odds")
+
+    before = state(lg)
+    refused = client.post(url(lg, "battle_resolve"), {**shot, "hit": "yes", "dice_mode": "server",
+                                                      "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert refused.status_code == (200 if htmx else 422)
+    assert ("Penetrated? is required after a hit: your rulebook's penetration roll (Rule 16) decides it"
+            in text_of(refused, "field-penetrated"))
+    assert state(lg) == before and not LogEntry.objects.filter(battle=lg.battle).exists()
+    missed = client.post(url(lg, "battle_resolve"), {**shot, "hit": "no", "dice_mode": "server",
+                                                     "client_token": str(uuid.uuid4())}, **(HTMX if htmx else {}))
+    assert missed.status_code == (200 if htmx else 303)
+    assert LogEntry.objects.get(battle=lg.battle).summary.startswith("Alpha one: laser-h missed Farmhouse")
+
+
 def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(client, lg):
     """A six-barrel minigun scores 3 hits (LG-68): "Penetrated?" offers No, Yes, 2 and 3 hits, not 6."""
     Battle.objects.filter(pk=lg.battle.pk).update(status=BattleStatus.IN_PROGRESS, sequence=SequenceState(
@@ -2001,7 +2037,8 @@ def test_a_rotary_weapon_offers_only_as_many_penetrations_as_it_scores_hits(clie
     farm = lg.structure("Farmhouse", floors=1)
     signed(client, lg.alice)
     form = page(client.get(url(lg, "battle_form"), {"action": "lg_attack_structure", "attacker": uid(gunner),
-                                                    "weapon": f"w{minigun.pk}", "structure": f"s{farm.pk}"}, **HTMX))
+                                                    "weapon": f"w{minigun.pk}", "structure": f"s{farm.pk}",
+                                                    "hit": "yes"}, **HTMX))
     offered = [i.attrs["value"] for i in form.find("attack-form").find_all("input")
                if i.attrs.get("name") == "penetrated"]
     assert offered == ["0", "1", "2", "3"]

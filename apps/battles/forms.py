@@ -65,18 +65,28 @@ ENEMY_PIECE = services.ENEMY_PIECE
 WEAPON_OF = {"lg_detect": "target"}
 
 # Inputs the players' own rulebook decides that follow from another answer: asked only once that answer is
-# given, with nothing chosen for them. A penetration (Rule 16, not in the seeds) once the shot hit: offered
-# already set to No, a player who answered "Hit: yes" and missed the next question resolved a shot that
-# did not get through. Not asked after a miss (the rule's default, none, applies).
-ASKED_AFTER = {"penetrated": ("hit", "yes")}
+# given, with nothing chosen for them; not asked otherwise (the rule's default applies). Offered already set
+# (penetration to No, a flamethrower's hits to 0), a player who answered "Hit: yes" and missed the next
+# question resolved a shot that did not get through, or a flame that hit and did nothing.
+# (action, input): (the input it follows, the answer that asks it, what decides it).
+ASKED_AFTER = {
+    ("lg_attack_structure", "penetrated"): ("hit", "yes", "your rulebook's penetration roll (Rule 16) decides it"),
+    ("lg_breach", "penetrated"): ("hit", "yes", "your rulebook's penetration roll (Rule 16) decides it"),
+    ("ba_flamethrower", "hits"): ("hit", "yes", "the core rules' roll for the flamethrower decides it"),
+}
+
+
+def asked_after(spec, name):
+    return ASKED_AFTER.get((spec.key, name)) if spec is not None else None
 
 
 def unanswered(spec, data):
-    """The first input of `spec` that ASKED_AFTER asks for and `data` leaves unanswered, or None."""
+    """The first input of `spec` that ASKED_AFTER asks for and `data` leaves unanswered, and why it is
+    asked, or None."""
     for f in spec.fields if spec is not None else ():
-        after = ASKED_AFTER.get(f.name)
+        after = asked_after(spec, f.name)
         if after and str(data.get(after[0], "")).strip() == after[1] and not str(data.get(f.name, "")).strip():
-            return f
+            return f, after[2]
     return None
 
 
@@ -213,7 +223,8 @@ class ActionForm(forms.Form):
         if self.spec is not None:
             self._drop_defaults_of(rules.ACTIONS.get(str(data.get("drawn_for", ""))), data)
             for f in self.spec.fields:
-                if f.name not in data and f.default is not None and f.type != "units" and f.name not in ASKED_AFTER:
+                if f.name not in data and f.default is not None and f.type != "units" \
+                        and not asked_after(self.spec, f.name):
                     data[f.name] = _as_text(f.default)
         data["drawn_for"] = key
         super().__init__(data, label_suffix="")
@@ -280,7 +291,7 @@ class ActionForm(forms.Form):
                 self.fields["attacker"].widget.attrs["aria-describedby"] = " ".join(said)
         weapon = self.state.weapons.get(str(self.data.get("weapon", "")))
         for f in self.spec.fields:
-            after = ASKED_AFTER.get(f.name)
+            after = asked_after(self.spec, f.name)
             if after and str(self.data.get(after[0], "")) != after[1]:
                 self.data.pop(f.name, None)  # not asked yet, or not at all after a miss: the rule's default
                 continue

@@ -1796,10 +1796,10 @@ def battle_resolve(request, pk):
     token = _token(data.get("client_token"))
     unasked = battle_forms.unanswered(spec, data)
     if unasked is not None:
-        # The rules would take their default (no penetration): the player has not said so.
+        # The rules would take their default (no penetration, no hits): the player has not said so.
+        field, why = unasked
         return _form_again(request, battle, data, rules.InputError(
-            unasked.name, None, f"{unasked.label} is required after a hit: your rulebook's penetration roll "
-                                "(Rule 16) decides it"))
+            field.name, None, f"{field.label} is required after a hit: {why}"))
     try:
         entry = services.perform(
             battle_id=battle.pk, user=request.user, action=action, inputs=battle_forms.raw_inputs(spec, data),

@@ -1992,6 +1992,29 @@ def test_an_action_that_records_the_players_results_offers_no_dice_and_no_odds(c
     assert Structure.objects.get(pk=farm.pk).breach_scored == 1
 
 
+def test_a_flamethrowers_hits_are_asked_after_a_hit_with_none_filled_in(client, w):
+    """Bolt Action: a flamethrower's hits come from the core rules. "Hits scored" was offered filled in with
+    0: a flame that hit resolved as doing nothing when the player missed the field. It is asked once the
+    flame hit, empty; resolved without it, the form says so beside the field and nothing is logged."""
+    Unit.objects.filter(pk=w.squad.pk).update(floor=w.floors[0])  # the flame reaches the ground floor
+    signed(client, w.bob)
+    flame = {"action": "ba_flamethrower", "attacker": uid(w.pioneers), "weapon": f"w{w.flamer.pk}",
+             "structure": sid(w.house), "target": uid(w.squad)}
+
+    def hits(form):
+        return [i.attrs.get("value", "") for i in page(form).find("attack-form").find_all("input")
+                if i.attrs.get("name") == "hits"]
+
+    assert hits(client.get(url(w, "battle_form"), flame, **HTMX)) == []
+    assert hits(client.get(url(w, "battle_form"), {**flame, "hit": "yes"}, **HTMX)) == [""]
+    before = state(w)
+    refused = client.post(url(w, "battle_resolve"), {**flame, "hit": "yes", "client_token": str(uuid.uuid4())},
+                          **HTMX)
+    assert ("Hits scored is required after a hit: the core rules' roll for the flamethrower decides it"
+            in text_of(refused, "field-hits"))
+    assert state(w) == before and not LogEntry.objects.filter(battle=w.battle).exists()
+
+
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
 def test_penetration_is_asked_after_a_hit_with_no_answer_chosen(client, lg, htmx):
     """Seed 000 leaves penetration to the rulebook (Rule 16). "Penetrated?" was offered already set to No:

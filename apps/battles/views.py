@@ -1479,7 +1479,29 @@ def attack_form(request, battle, board, viewer, data, *, error=None, odds=True, 
         form.odds_hint = "Fill in the inputs to see the exact odds."
     if form.odds is None and form.has_problems() and form.spec is not None and form.spec.exact:
         form.odds_hint = "Put right what is marked above to see the exact odds."
+    if "range" in form.fields:
+        measured = measured_range(board, form)
+        if measured:  # the bound field keeps the help it was made with (the form's checks made it already)
+            form.fields["range"].help_text = form["range"].help_text = measured
     return form
+
+
+def measured_range(board, form):
+    """LaserGrenadiers' range (LG-55): what the map says, from the attacker standing in the open to the
+    nearest wall of the target, and the band that puts the weapon in. The players measure on the table;
+    the map is only as true as the pieces' recorded spots, so this is said, not filled in."""
+    state = board.snapshot.state
+    unit = state.units.get(form.attacker() or "")
+    target = next((s for s in board.structures if s.sid == form.data.get("structure")), None)
+    if unit is None or unit.position is None or target is None or getattr(target, "map", None) is None:
+        return ""
+    inches = round(_distance_to_footprint(*unit.position, target.map) * 2) / 2
+    words = f"On the map: about {inches:g}″ from {unit.label} to {target.name}"
+    weapon = state.weapons.get(str(form.data.get("weapon", "")))
+    if weapon is not None and weapon.range_factor:
+        band = rules.lg.range_band(weapon, inches).replace("_", " ")
+        words += f": {band}{' range' if band in ('short', 'medium', 'long') else ''} for {weapon.name}"
+    return words + ". Measure on the table: that decides."
 
 
 def _missing(problem):

@@ -1992,6 +1992,28 @@ def test_an_action_that_records_the_players_results_offers_no_dice_and_no_odds(c
     assert Structure.objects.get(pk=farm.pk).breach_scored == 1
 
 
+def test_the_range_field_says_what_the_map_measures_and_the_band_it_puts_the_weapon_in(client, lg):
+    """LaserGrenadiers' range bands (LG-55) decide whether a weapon may fire: the field was a bare "Range
+    (inches)" though the app knows where the attacker and the target stand. It says what the map measures,
+    to the target's nearest wall, and the band; it fills nothing in (the table's tape measure decides)."""
+    farm, inside, laser = farm_under_fire(lg)  # the farm's 6″ footprint centred on (20, 20); Alpha one at (10, 10)
+    cannon = factories.weapon("lg", "cannon-r", name="Laser cannon", weapon_type="laser_cannon", attack_factor=7,
+                              range_factor=4)
+    UnitWeapon.objects.create(unit=lg.a1, weapon=cannon)
+    signed(client, lg.alice)
+    ask = {"action": "lg_attack_structure", "attacker": uid(lg.a1), "structure": sid(farm)}
+    said = text_of(client.get(url(lg, "battle_form"), {**ask, "weapon": f"w{laser.pk}"}, **HTMX), "field-range")
+    assert "On the map: about 10″ from Alpha one to Farmhouse. Measure on the table: that decides." in said
+    said = text_of(client.get(url(lg, "battle_form"), {**ask, "weapon": f"w{cannon.pk}"}, **HTMX), "field-range")
+    assert "about 10″ from Alpha one to Farmhouse: long range for Laser cannon." in said
+    form = page(client.get(url(lg, "battle_form"), {**ask, "weapon": f"w{cannon.pk}"}, **HTMX))
+    assert form.find("id_range").attrs.get("value", "") == ""
+    # Inside a structure, the attacker has no spot of its own on the map: nothing is said.
+    Unit.objects.filter(pk=lg.a1.pk).update(floor=lg.structure("Tower", floors=1, x=40).floors.get(), x=None, y=None)
+    said = text_of(client.get(url(lg, "battle_form"), {**ask, "weapon": f"w{laser.pk}"}, **HTMX), "field-range")
+    assert "On the map" not in said
+
+
 def test_a_flamethrowers_hits_are_asked_after_a_hit_with_none_filled_in(client, w):
     """Bolt Action: a flamethrower's hits come from the core rules. "Hits scored" was offered filled in with
     0: a flame that hit resolved as doing nothing when the player missed the field. It is asked once the

@@ -294,9 +294,9 @@ def resolve_lg_detect(state, inp, dice):
 
 
 @action(
-    "lg_blast", "lg", "Blast: who is incapacitated",
-    Field("weapon", "weapon", "Warhead"),
-    Field("caught", "units", "Pieces in the effect area"),
+    "lg_blast", "lg", "Hit or blast: who it eliminated",
+    Field("weapon", "weapon", "Weapon that hit", help="A blast warhead's survivors are incapacitated for the turn"),
+    Field("caught", "units", "Pieces hit, or in the effect area"),
     Field("eliminated", "units", "Of those, eliminated", required=False, default=(), among="caught",
           help="From your damage rolls; the rest are incapacitated by a blast warhead"),
     source=f"{SOURCE_004} 'Blast effects on troops' (LG-63, A-LG-17)",

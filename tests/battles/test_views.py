@@ -2851,8 +2851,8 @@ def shoot_at_the_farm(lg, farm, inside, laser, hit_die="1"):
 
 
 def test_the_side_whose_piece_was_hit_is_reminded_to_enter_who_was_eliminated(client, lg):
-    """LaserGrenadiers: a piece hit inside a structure takes the rulebook's damage roll, entered as "Blast: who
-    is incapacitated". Only the phone that fired was offered it (its answer's follow-up); the side whose piece
+    """LaserGrenadiers: a piece hit inside a structure takes the rulebook's damage roll, entered as "Hit or blast:
+    who it eliminated". Only the phone that fired was offered it (its answer's follow-up); the side whose piece
     was hit is reminded in the turns panel of every phone of theirs until it is entered, and an undo brings it
     back or takes it away with what it undoes. A miss owes nothing; the side that fired is not reminded."""
     farm, inside, laser = farm_under_fire(lg)
@@ -3367,7 +3367,7 @@ def test_the_other_side_waits_while_a_fireteam_holds_the_initiative(client, lg):
 def test_an_lg_hit_inside_offers_to_record_who_it_eliminated(client, lg):
     """A hammerhead that penetrated the farmhouse hit the piece inside, and the answer stopped there: the
     blast's survivors are incapacitated for the rest of the turn (seed 004), which the players had to
-    remember to enter with "Blast: who is incapacitated", nowhere offered. The answer now offers it filled
+    remember to enter with "Blast: who is incapacitated" (now "Hit or blast: who it eliminated"), nowhere offered. The answer now offers it filled
     in (the warhead, the pieces hit), and once it is recorded a reload offers it no more."""
     Battle.objects.filter(pk=lg.battle.pk).update(sequence=SequenceState(initiative="A", rolled=True).to_dict(),
                                                   upkeep_turn=1)

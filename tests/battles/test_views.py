@@ -1427,13 +1427,21 @@ def test_the_crews_side_is_reminded_of_a_guts_check_owed_until_it_is_entered(cli
     assert link.text().strip() == said
     assert {k: v[0] for k, v in parse_qs(link.attrs["hx-get"].split("?", 1)[1]).items()} == {
         "action": "dh_guts", "structure": f"s{bunker.pk}", "flamethrower": "no"}
-    services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_guts",
-                     inputs={"structure": f"s{bunker.pk}", "guts_passed": "yes", "flamethrower": "no"})
-    assert reminders(dh.bob) == []
-    services.undo_last(battle_id=dh.battle.pk, user=dh.bob)  # the check: owed again
-    assert [a.text().strip() for a in reminders(dh.bob)] == [said]
-    services.undo_last(battle_id=dh.battle.pk, user=dh.alice)  # the attack: nothing owed
-    assert reminders(dh.bob) == []
+    assert_owed_until_entered(reminders, said, battle=dh.battle, owner=dh.bob, attacker=dh.alice, enter=lambda: (
+        services.perform(battle_id=dh.battle.pk, user=dh.bob, action="dh_guts",
+                         inputs={"structure": f"s{bunker.pk}", "guts_passed": "yes", "flamethrower": "no"})))
+
+
+def assert_owed_until_entered(reminders, said, *, battle, owner, attacker, enter):
+    """A roll owed shows in the turns panel of the owing side (`reminders(user)`, its links) until `enter`
+    makes its entry; an undo of that entry brings it back, an undo of the attack that owed it takes it away."""
+    assert [a.text().strip() for a in reminders(owner)] == [said]
+    enter()
+    assert reminders(owner) == []
+    services.undo_last(battle_id=battle.pk, user=owner)
+    assert [a.text().strip() for a in reminders(owner)] == [said]
+    services.undo_last(battle_id=battle.pk, user=attacker)
+    assert reminders(owner) == []
 
 
 def test_the_guts_reminder_costs_the_crews_page_one_query_however_long_the_log(client, db):
@@ -2875,13 +2883,9 @@ def test_the_side_whose_piece_was_hit_is_reminded_to_enter_who_was_eliminated(cl
     signed(client, lg.bob)
     form = client.get(link.attrs["hx-get"], **HTMX)
     assert pieces(form, "caught")[1] == [uid(inside)]
-    services.perform(battle_id=lg.battle.pk, user=lg.bob, action="lg_blast",
-                     inputs={"weapon": f"w{laser.pk}", "caught": uid(inside), "eliminated": ""})
-    assert reminders(lg.bob) == []
-    services.undo_last(battle_id=lg.battle.pk, user=lg.bob)  # the entry: owed again
-    assert [a.text().strip() for a in reminders(lg.bob)] == [said]
-    services.undo_last(battle_id=lg.battle.pk, user=lg.alice)  # the hit: nothing owed
-    assert reminders(lg.bob) == []
+    assert_owed_until_entered(reminders, said, battle=lg.battle, owner=lg.bob, attacker=lg.alice, enter=lambda: (
+        services.perform(battle_id=lg.battle.pk, user=lg.bob, action="lg_blast",
+                         inputs={"weapon": f"w{laser.pk}", "caught": uid(inside), "eliminated": ""})))
 
 
 def test_the_hit_reminder_costs_the_pages_one_query_however_long_the_log(client, lg):

@@ -50,6 +50,13 @@ def mark_loaded(page):
     return navigations
 
 
+def phone_at(watch, live_server, url, who):
+    """`who` signed in on a phone of their own and on `url`, marked to show a later reload (`mark_loaded`)."""
+    page = sign_in(watch(who), live_server.url, who)
+    page.goto(url)
+    return page, mark_loaded(page)
+
+
 def assert_not_reloaded(page, navigations):
     assert page.evaluate("window.__loadedOnce") == "yes", "the page was reloaded"
     # The page may rewrite its own address (HX-Replace-Url: a result that owes a damage roll); it must
@@ -123,10 +130,8 @@ def test_tap_roll_resolve_undo_and_another_phone_sees_it(live_server, demo, watc
     battle_url = f"{live_server.url}/battles/{demo.pk}/"
 
     # Bob opens the battle on his phone and only watches from now on.
-    bob = sign_in(watch("bob"), live_server.url, "bob")
-    bob.goto(battle_url)
+    bob, bob_navigations = phone_at(watch, live_server, battle_url, "bob")
     expect(bob.locator(f'#map [data-structure="{sid}"]')).to_have_class(re.compile(r"\bst-intact\b"))
-    bob_navigations = mark_loaded(bob)
 
     # Alice signs in and opens the battle from her home page.
     alice = sign_in(watch("alice"), live_server.url, "alice")
@@ -364,12 +369,8 @@ def test_a_turn_played_to_its_end_on_two_phones(live_server, demo, watch):
     turn = demo.turn
     battle_url = f"{live_server.url}/battles/{demo.pk}/"
 
-    bob = sign_in(watch("bob"), live_server.url, "bob")
-    bob.goto(battle_url)
-    bob_navigations = mark_loaded(bob)
-    alice = sign_in(watch("alice"), live_server.url, "alice")
-    alice.goto(battle_url)
-    alice_navigations = mark_loaded(alice)
+    bob, bob_navigations = phone_at(watch, live_server, battle_url, "bob")
+    alice, alice_navigations = phone_at(watch, live_server, battle_url, "alice")
     expect(alice.locator("#turns-title")).to_have_text(f"Turn {turn}")
     expect(alice.locator(gun_row)).not_to_contain_text("Acted")
 

@@ -13,8 +13,7 @@ from playwright.sync_api import expect
 from apps.armies.models import Unit
 from apps.battles.models import Battle, LogEntry
 from apps.structures.models import Structure
-from tests.browser.conftest import sign_in
-from tests.browser.test_battle_screen import (POLL_WAIT_MS, assert_not_reloaded, check, choose, die, mark_loaded,
+from tests.browser.test_battle_screen import (POLL_WAIT_MS, assert_not_reloaded, check, choose, die, phone_at,
                                               swapped)
 
 pytestmark = [pytest.mark.browser]
@@ -38,12 +37,8 @@ def test_turn_1_of_the_relay_station_on_two_phones(live_server, demo, watch):
     sid = f"s{pillbox.pk}"
     unit = {u.name: f"u{u.pk}" for u in Unit.objects.filter(army__battle=battle)}
 
-    bob = sign_in(watch("bob"), live_server.url, "bob")
-    bob.goto(url)
-    bob_loaded = mark_loaded(bob)
-    alice = sign_in(watch("alice"), live_server.url, "alice")
-    alice.goto(url)
-    alice_loaded = mark_loaded(alice)
+    bob, bob_loaded = phone_at(watch, live_server, url, "bob")
+    alice, alice_loaded = phone_at(watch, live_server, url, "alice")
 
     # The turn opens with its upkeep, then initiative: both sides' d10s, typed on one phone, lowest wins.
     expect(turn_button(alice, "lg_initiative")).to_be_disabled()

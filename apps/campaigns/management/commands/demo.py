@@ -324,21 +324,16 @@ class Command(BaseCommand):
             Membership.objects.create(club=club, user=user, role=role)
 
         rules = dict(ruleset="ba", damage_variant=0, fires=True, weather="clear")
-        scenario = Scenario.objects.create(
-            club=club, name="Village crossroads", author=dora, table_width=72, table_depth=48, **rules,
+        scenario = build_scenario(
+            club, name="Village crossroads", author=dora, table=(72, 48), rules=rules, zones=(12, 12),
             description=(
                 "A crossroads village between two lines. The Soviets hold the north edge behind a log "
                 "bunker and a foxhole line; the Germans hold the south around a concrete blockhouse. "
                 "Whoever holds the brick house at the crossroads at the end holds the road."
             ),
-            deployment_zones=[
-                {"side": "A", "x": 0, "y": 0, "width": 72, "depth": 12},
-                {"side": "B", "x": 0, "y": 36, "width": 72, "depth": 12},
-            ],
+            ground=VILLAGE, connections=VILLAGE_CONNECTIONS,
+            armies={"A": ("Red Army rifle company", alice, SOVIETS), "B": ("Grenadier company", bob, GERMANS)},
         )
-        build_ground(scenario, VILLAGE, VILLAGE_CONNECTIONS)
-        build_army(scenario, "A", "Red Army rifle company", alice, SOVIETS)
-        build_army(scenario, "B", "Grenadier company", bob, GERMANS)
 
         campaign = Campaign.objects.create(
             club=club, name="Operation Crossroads", deployment_zones=scenario.deployment_zones, **rules,
@@ -367,21 +362,15 @@ class Command(BaseCommand):
         from apps.campaigns.services import start_campaign
 
         demo, alice, bob, dora = (get_user_model().objects.get(username=name) for name in ("demo", "alice", "bob", "dora"))
-        scenario = Scenario.objects.create(
-            club=club, name="Relay station", author=dora, table_width=48, table_depth=40,
-            ruleset="lg", damage_variant=1, collapse_check=True, fires=True, weather="clear",
+        scenario = build_scenario(
+            club, name="Relay station", author=dora, table=(48, 40), zones=(8, 28),
+            rules=dict(ruleset="lg", damage_variant=1, collapse_check=True, fires=True, weather="clear"),
             description=(
                 "LaserGrenadiers. A raider band holds a relay station, a pillbox covering the north road and "
                 "a supply bunker; a marine section comes in from the north edge to take the station."
             ),
-            deployment_zones=[
-                {"side": "A", "x": 0, "y": 0, "width": 48, "depth": 8},
-                {"side": "B", "x": 0, "y": 12, "width": 48, "depth": 28},
-            ],
+            ground=RELAY, armies={"A": ("Marine section", alice, MARINES), "B": ("Raider band", bob, RAIDERS)},
         )
-        build_ground(scenario, RELAY, [])
-        build_army(scenario, "A", "Marine section", alice, MARINES)
-        build_army(scenario, "B", "Raider band", bob, RAIDERS)
         campaign = start_campaign(scenario_id=scenario.pk, user=demo, name="Relay Station")
         services.start(battle_id=campaign.battles.get().pk, user=demo)
 
@@ -390,17 +379,12 @@ class Command(BaseCommand):
         club = Club.objects.create(slug=OLGA_CLUB[0], name=OLGA_CLUB[1])
         Membership.objects.create(club=club, user=olga, role=Role.ORGANISER)
         rules = dict(ruleset="dh", weather="mist")
-        scenario = Scenario.objects.create(
-            club=club, name="Farm by the ford", author=olga, table_width=48, table_depth=48, **rules,
+        scenario = build_scenario(
+            club, name="Farm by the ford", author=olga, table=(48, 48), rules=rules, zones=(14, 12),
             description="A Guards squad holds a farmhouse and a rifle pit covering the ford.",
-            deployment_zones=[
-                {"side": "A", "x": 0, "y": 0, "width": 48, "depth": 14},
-                {"side": "B", "x": 0, "y": 36, "width": 48, "depth": 12},
-            ],
+            ground=FARM, armies={"A": ("Guards rifle platoon", olga, OLGA_SOVIETS),
+                                 "B": ("Panzergrenadier platoon", None, OLGA_GERMANS)},
         )
-        build_ground(scenario, FARM, [])
-        build_army(scenario, "A", "Guards rifle platoon", olga, OLGA_SOVIETS)
-        build_army(scenario, "B", "Panzergrenadier platoon", None, OLGA_GERMANS)
         campaign = Campaign.objects.create(club=club, name="Winter Line", description="A small DH campaign.",
                                            deployment_zones=scenario.deployment_zones, **rules,
                                            table_width=scenario.table_width, table_depth=scenario.table_depth)
@@ -420,6 +404,23 @@ def material(slug, surface):
         return Material.objects.get(slug=slug, surface=surface)
     except Material.DoesNotExist:
         raise CommandError(f"material {slug!r} ({surface}) is not in fixtures/materials.json") from None
+
+
+def build_scenario(club, *, name, author, table, rules, description, zones, ground, armies, connections=()):
+    """A scenario on a `table` (width, depth) with its ground and both sides' forces ({side: (name, owner,
+    units)}); `zones` are the depths of side A's deployment zone along the top edge and side B's along the
+    bottom, each the table's width."""
+    width, depth = table
+    scenario = Scenario.objects.create(
+        club=club, name=name, author=author, table_width=width, table_depth=depth, description=description,
+        deployment_zones=[{"side": "A", "x": 0, "y": 0, "width": width, "depth": zones[0]},
+                          {"side": "B", "x": 0, "y": depth - zones[1], "width": width, "depth": zones[1]}],
+        **rules,
+    )
+    build_ground(scenario, ground, connections)
+    for side, (army_name, owner, units) in armies.items():
+        build_army(scenario, side, army_name, owner, units)
+    return scenario
 
 
 def build_ground(scenario, specs, connections):
